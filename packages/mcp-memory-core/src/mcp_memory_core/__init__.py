@@ -1,0 +1,64 @@
+"""mcp-memory core: what plugin authors and the server build on.
+
+Plugin authors need only: the ``hookimpl`` marker, the spec classes, the protocols and the models.
+"""
+
+from .engine import MemoryEngine
+from .errors import (
+    InvalidInputError,
+    MemoryNotFoundError,
+    MemoryServerError,
+    MemoryStateError,
+    ModelMismatchError,
+    PluginConflictError,
+    PluginError,
+    UnknownBackendError,
+)
+from .hookspecs import hookimpl, hookspec
+from .models import (
+    DEFAULT_NAMESPACE,
+    Candidate,
+    Memory,
+    MemoryFilter,
+    MemoryType,
+    ScoredCandidate,
+    SearchHit,
+    utcnow,
+)
+from .plugins import BackendInfo, PluginManager
+from .protocols import Embedder, Ranker, Store, StoreCapabilities, Vector
+from .settings import Settings
+from .specs import EmbedderSpec, RankerSpec, StoreSpec
+
+__all__ = [
+    "DEFAULT_NAMESPACE",
+    "BackendInfo",
+    "Candidate",
+    "Embedder",
+    "EmbedderSpec",
+    "InvalidInputError",
+    "Memory",
+    "MemoryEngine",
+    "MemoryFilter",
+    "MemoryNotFoundError",
+    "MemoryServerError",
+    "MemoryStateError",
+    "MemoryType",
+    "ModelMismatchError",
+    "PluginConflictError",
+    "PluginError",
+    "PluginManager",
+    "Ranker",
+    "RankerSpec",
+    "ScoredCandidate",
+    "SearchHit",
+    "Settings",
+    "Store",
+    "StoreCapabilities",
+    "StoreSpec",
+    "UnknownBackendError",
+    "Vector",
+    "hookimpl",
+    "hookspec",
+    "utcnow",
+]

@@ -1,0 +1,63 @@
+"""Errors mcp-memory raises. Each message says what went wrong and what to do next."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+class MemoryServerError(Exception):
+    """Base class of every error mcp-memory raises on purpose."""
+
+
+class InvalidInputError(MemoryServerError, ValueError):
+    """The caller passed something the engine cannot accept (empty content, bad id, bad limit …)."""
+
+
+class MemoryNotFoundError(MemoryServerError, LookupError):
+    def __init__(self, memory_id: str) -> None:
+        super().__init__(f"No memory with id {memory_id!r}. Use search_memories or list_memories to find ids.")
+        self.memory_id = memory_id
+
+
+class MemoryStateError(MemoryServerError):
+    """The memory exists but is in a state that forbids the operation (deleted, superseded …)."""
+
+
+class ModelMismatchError(MemoryServerError):
+    """The database holds vectors of another embedding model than the one configured."""
+
+    def __init__(self, db_path: str, stored: str, configured: str) -> None:
+        super().__init__(
+            f"The database {db_path} holds vectors from embedding model {stored!r}, but the configured "
+            f"embedder is {configured!r}. Vectors from different models cannot be compared. Either select "
+            f"the embedder that wrote this database (MCP_MEMORY_EMBEDDER / MCP_MEMORY_MODEL), point "
+            f"MCP_MEMORY_DB_PATH at another file, or re-embed this one explicitly."
+        )
+        self.stored = stored
+        self.configured = configured
+
+
+class PluginError(MemoryServerError):
+    """A plugin could not be loaded, or its hooks returned something invalid."""
+
+
+class PluginConflictError(PluginError):
+    def __init__(self, kind: str, name: str, packages: Iterable[str]) -> None:
+        owners = ", ".join(sorted(packages))
+        super().__init__(
+            f"Conflicting plugins found: the {kind} name {name!r} is claimed by more than one package "
+            f"({owners}). Uninstall one of them, or disable one with MCP_MEMORY_DISABLE_PLUGINS."
+        )
+        self.kind = kind
+        self.name = name
+
+
+class UnknownBackendError(PluginError, LookupError):
+    def __init__(self, kind: str, name: str, available: Iterable[str]) -> None:
+        choices = ", ".join(sorted(available)) or "(none installed)"
+        super().__init__(
+            f"The {kind} {name!r} is not recognized. Choose one of: {choices}. "
+            f"Run `mcp-memory plugins` to see what is installed."
+        )
+        self.kind = kind
+        self.name = name

@@ -1,0 +1,174 @@
+"""The data every part of mcp-memory speaks: memories, filters, candidates and results.
+
+A memory is immutable in content: an update creates a new memory and points the old one at it
+(``superseded_by``), so the old wording stays searchable and resolves to the current truth.
+A soft delete is a tombstone: ``deleted_at`` is set, the row and its vector stay, and the memory
+never appears in search again.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+DEFAULT_NAMESPACE = "default"
+
+
+def utcnow() -> datetime:
+    """The current time, timezone-aware UTC (the only kind of datetime mcp-memory stores)."""
+    return datetime.now(UTC)
+
+
+def new_memory_id() -> str:
+    return str(uuid.uuid4())
+
+
+class MemoryType(StrEnum):
+    """Seed 002's memory types. Retrieval ranks and filters by them; lifecycle rules build on them."""
+
+    WORKING = "working"
+    EPISODIC = "episodic"
+    SEMANTIC = "semantic"
+    PROCEDURAL = "procedural"
+
+
+class Memory(BaseModel):
+    """One stored memory (one version of a fact).
+
+    ``superseded_by`` holds the id of the newer version, or ``None`` for the head of a chain.
+    ``deleted_at`` is the tombstone: set by a soft delete, ``None`` while the memory is live.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(default_factory=new_memory_id)
+    content: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
+    superseded_by: str | None = None
+    deleted_at: datetime | None = None
+    namespace: str = DEFAULT_NAMESPACE
+    type: MemoryType = MemoryType.SEMANTIC
+    tags: tuple[str, ...] = ()
+    importance: float = Field(default=0.5, ge=0.0, le=1.0)
+    pinned: bool = False
+    access_count: int = Field(default=0, ge=0)
+    last_accessed: datetime | None = None
+
+    @property
+    def is_deleted(self) -> bool:
+        return self.deleted_at is not None
+
+    @property
+    def is_current(self) -> bool:
+        """True for the live head of a chain: not superseded and not deleted."""
+        return self.superseded_by is None and self.deleted_at is None
+
+
+@dataclass(frozen=True)
+class MemoryFilter:
+    """What a store must match. Stores apply every field BEFORE their top-k, never after.
+
+    ``include_deleted`` and ``include_superseded`` default to the search view: vectors of superseded
+    versions still match (the engine resolves them to their head), tombstones never do.
+    """
+
+    namespace: str | None = DEFAULT_NAMESPACE
+    include_deleted: bool = False
+    include_superseded: bool = True
+    ids: frozenset[str] | None = None
+
+    def matches(self, memory: Memory) -> bool:
+        """The reference semantics of the filter, for stores that filter in Python."""
+        if self.namespace is not None and memory.namespace != self.namespace:
+            return False
+        if not self.include_deleted and memory.deleted_at is not None:
+            return False
+        if not self.include_superseded and memory.superseded_by is not None:
+            return False
+        return self.ids is None or memory.id in self.ids
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One memory offered to a ranker, with every feature the engine gathered for it.
+
+    ``memory`` is the head of the chain (what the user gets back); ``matched_id`` is the version whose
+    vector or text matched. Similarities are cosine similarities in [-1, 1]; ranks start at 1.
+    """
+
+    memory: Memory
+    matched_id: str
+    vector_similarity: float | None = None
+    vector_rank: int | None = None
+    keyword_score: float | None = None
+    keyword_rank: int | None = None
+
+
+@dataclass(frozen=True)
+class ScoredCandidate:
+    """A ranker's verdict on one candidate: a score (higher is better) and its named parts."""
+
+    candidate: Candidate
+    score: float
+    parts: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One search result as the engine returns it."""
+
+    memory: Memory
+    score: float
+    matched_id: str
+    similarity: float | None
+    parts: dict[str, float]
+
+
+@dataclass(frozen=True)
+class StoreOutcome:
+    """What ``store_memory`` did. ``status`` is ``"stored"`` for a new memory."""
+
+    memory: Memory
+    status: str = "stored"
+
+
+@dataclass(frozen=True)
+class UpdateOutcome:
+    """What ``update_memory`` did: ``memory`` is the new head, ``superseded`` the version it replaced."""
+
+    memory: Memory
+    superseded: Memory
+
+
+@dataclass(frozen=True)
+class DeleteOutcome:
+    """What ``delete_memory`` did. ``status``: ``"deleted"`` or ``"already_deleted"``."""
+
+    memory: Memory
+    status: str
+    head_id: str | None = None
+
+
+@dataclass(frozen=True)
+class MemoryView:
+    """A memory as ``get_memory`` shows it: the version asked for, plus where its chain ends."""
+
+    memory: Memory
+    head_id: str | None
+    status: str  # "current" | "superseded" | "deleted"
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of ``list_memories``; ``next_cursor`` is ``None`` on the last page."""
+
+    memories: list[Memory]
+    next_cursor: str | None
+    total: int

@@ -1,0 +1,110 @@
+"""The three backend protocols a plugin can implement: Embedder, Store and Ranker.
+
+They are synchronous on purpose: the server calls them from a worker thread, never on the event loop,
+and plugin authors write plain Python. Rules about memories (chains, tombstones, validation) live in
+the engine, not here: a store keeps rows and vectors and answers primitive queries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from .models import Candidate, Memory, MemoryFilter, ScoredCandidate
+
+Vector = npt.NDArray[np.float32]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns text into float32 unit vectors.
+
+    ``model_id`` names the exact model (weights, precision, version): stores record it and refuse
+    vectors from any other. Constructing an embedder must be cheap; load the model in ``load()`` or on
+    first use.
+    """
+
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def dimensions(self) -> int: ...
+
+    def load(self) -> None:
+        """Load the model now (idempotent). Called in the background after the MCP handshake."""
+
+    def embed_documents(self, texts: Sequence[str]) -> Vector:
+        """Return an (n, dimensions) float32 array of L2-normalized rows."""
+
+    def embed_query(self, text: str) -> Vector:
+        """Return a (dimensions,) float32 unit vector."""
+
+
+@dataclass(frozen=True)
+class StoreCapabilities:
+    """Optional features a store may offer. The conformance suite switches test groups on these."""
+
+    keyword_search: bool = False
+    concurrent_processes: bool = False
+
+
+@runtime_checkable
+class Store(Protocol):
+    """Persistence primitives. Every write is atomic; inside ``transaction()`` all writes commit together."""
+
+    @property
+    def capabilities(self) -> StoreCapabilities: ...
+
+    @property
+    def location(self) -> str:
+        """Where the data lives, for humans (a path, a DSN without password, ``:memory:``)."""
+
+    def open(self, model_id: str, dimensions: int) -> None:
+        """Bind the store to an embedding model. Raise ModelMismatchError if it holds another model's vectors."""
+
+    def close(self) -> None: ...
+
+    def transaction(self) -> AbstractContextManager[None]:
+        """Group writes: all commit on normal exit, none on an exception. May nest (inner is a no-op)."""
+
+    def insert(self, memories: Sequence[Memory], vectors: Vector) -> None:
+        """Insert memories with their vectors (row i of ``vectors`` belongs to ``memories[i]``)."""
+
+    def get(self, ids: Sequence[str]) -> dict[str, Memory]:
+        """Fetch memories by id, tombstones and superseded versions included. Missing ids are absent."""
+
+    def update_fields(self, memory_id: str, fields: Mapping[str, Any]) -> None:
+        """Set fields of one memory (``superseded_by``, ``deleted_at``, ``updated_at``, ``pinned`` …)."""
+
+    def knn(self, vector: Vector, k: int, where: MemoryFilter) -> list[tuple[str, float]]:
+        """Up to ``k`` (memory id, cosine similarity) pairs, most similar first, among memories matching
+        ``where``. The filter applies before the top-k: if ``k`` memories match, ``k`` come back."""
+
+    def keyword_search(self, query: str, k: int, where: MemoryFilter) -> list[tuple[str, float]]:
+        """Up to ``k`` (memory id, score) pairs, best first (higher score is better). Only called when
+        ``capabilities.keyword_search`` is true."""
+
+    def list(
+        self, where: MemoryFilter, limit: int, after: tuple[datetime, str] | None = None
+    ) -> list[Memory]:
+        """Memories matching ``where`` ordered newest first by (created_at, id); keyset paging with
+        ``after`` = the (created_at, id) of the last memory of the previous page."""
+
+    def count(self, where: MemoryFilter) -> int: ...
+
+    def iter_all(self) -> Iterator[Memory]:
+        """Every memory in the store, in no particular order (export, maintenance)."""
+
+
+@runtime_checkable
+class Ranker(Protocol):
+    """Orders candidates. A pure function of its inputs: no I/O, no clock other than ``now``."""
+
+    def rank(self, query: str, candidates: Sequence[Candidate], now: datetime) -> list[ScoredCandidate]:
+        """Return scored candidates, best first. May drop none: every candidate comes back once."""

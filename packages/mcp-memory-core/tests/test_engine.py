@@ -1,0 +1,183 @@
+"""The engine's rules, on the in-memory reference store with the hash embedder."""
+
+import pytest
+
+from mcp_memory_core import (
+    InvalidInputError,
+    MemoryEngine,
+    MemoryNotFoundError,
+    MemoryStateError,
+    ModelMismatchError,
+)
+from mcp_memory_rankers import SimilarityRanker
+from mcp_memory_testing import HashEmbedder, InMemoryStore
+
+
+def ids(hits):
+    return [h.memory.id for h in hits]
+
+
+def test_store_then_search_finds_it(engine):
+    engine.store_memory("the user prefers dark roast coffee")
+    stored = engine.store_memory("deploys happen on tuesday", {"project": "api"})
+    assert stored.status == "stored"
+    hits = engine.search_memories("when do deploys happen", limit=1)
+    assert ids(hits) == [stored.memory.id]
+    assert hits[0].memory.metadata == {"project": "api"}
+    assert hits[0].similarity == pytest.approx(hits[0].score)
+
+
+def test_update_chain_search_with_oldest_wording_returns_head(engine):
+    a = engine.store_memory("alpha bravo charlie delta").memory
+    b = engine.update_memory(a.id, "echo foxtrot golf hotel").memory
+    c = engine.update_memory(b.id, "india juliet kilo lima").memory
+    engine.store_memory("unrelated memory about mike november")
+    hits = engine.search_memories("alpha bravo charlie delta", limit=5)
+    assert hits[0].memory.id == c.id
+    assert hits[0].memory.content == "india juliet kilo lima"
+    assert hits[0].matched_id == a.id
+    assert [h.memory.id for h in hits].count(c.id) == 1  # one result per chain
+    assert a.id not in ids(hits) and b.id not in ids(hits)
+
+
+def test_update_records_the_link_and_keeps_metadata_by_default(engine):
+    a = engine.store_memory("v1 text", {"k": "v"}).memory
+    outcome = engine.update_memory(a.id, "v2 text")
+    assert outcome.superseded.id == a.id and outcome.superseded.superseded_by == outcome.memory.id
+    assert outcome.memory.metadata == {"k": "v"}
+    replaced = engine.update_memory(outcome.memory.id, "v3 text", {"k": "w"})
+    assert replaced.memory.metadata == {"k": "w"}
+
+
+def test_get_superseded_returns_it_as_is_with_head(engine):
+    a = engine.store_memory("first version").memory
+    b = engine.update_memory(a.id, "second version").memory
+    c = engine.update_memory(b.id, "third version").memory
+    view = engine.get_memory(a.id)
+    assert view.status == "superseded"
+    assert view.memory.content == "first version"
+    assert view.head_id == c.id
+    assert engine.get_memory(c.id).status == "current"
+
+
+def test_updating_a_superseded_memory_names_the_head(engine):
+    a = engine.store_memory("one").memory
+    b = engine.update_memory(a.id, "two").memory
+    with pytest.raises(MemoryStateError, match=b.id):
+        engine.update_memory(a.id, "fork attempt")
+
+
+def test_soft_deleted_never_in_search_or_list(engine):
+    keep = engine.store_memory("zebra stripes are unique").memory
+    gone = engine.store_memory("zebra crossing near the office").memory
+    outcome = engine.delete_memory(gone.id)
+    assert outcome.status == "deleted"
+    for _ in range(3):
+        assert gone.id not in ids(engine.search_memories("zebra crossing near the office", limit=10))
+    assert [m.id for m in engine.list_memories().memories] == [keep.id]
+    view = engine.get_memory(gone.id)
+    assert view.status == "deleted" and view.memory.deleted_at is not None
+    assert engine.delete_memory(gone.id).status == "already_deleted"
+
+
+def test_deleting_the_head_removes_the_whole_chain_from_search(engine):
+    a = engine.store_memory("quantum harmonica recital").memory
+    b = engine.update_memory(a.id, "quantum harmonica concert").memory
+    engine.delete_memory(b.id)
+    assert engine.search_memories("quantum harmonica recital", limit=10) == []
+    with pytest.raises(MemoryStateError, match="deleted"):
+        engine.update_memory(b.id, "revive")
+
+
+def test_delete_in_the_middle_of_a_chain(engine):
+    a = engine.store_memory("papaya mango smoothie").memory
+    b = engine.update_memory(a.id, "kiwi lime sorbet").memory
+    c = engine.update_memory(b.id, "banana walnut bread").memory
+    engine.delete_memory(b.id)
+    # A's wording still resolves through the tombstoned middle to the live head C.
+    assert ids(engine.search_memories("papaya mango smoothie", limit=3))[0] == c.id
+    # B's own wording no longer matches anything of B: B never comes back, C only via others.
+    for hit in engine.search_memories("kiwi lime sorbet", limit=3):
+        assert hit.memory.id != b.id and hit.matched_id != b.id
+    assert engine.get_memory(a.id).head_id == c.id
+    assert engine.get_memory(b.id).status == "deleted"
+
+
+def test_search_never_comes_back_short_when_chains_collapse(engine):
+    # 40 versions of one chain all match the query better than 5 distinct memories.
+    head = engine.store_memory("lighthouse keeper log entry 0").memory
+    for i in range(1, 40):
+        head = engine.update_memory(head.id, f"lighthouse keeper log entry {i}").memory
+    others = [engine.store_memory(f"lighthouse different fact {i}").memory for i in range(5)]
+    hits = engine.search_memories("lighthouse keeper log entry", limit=6)
+    assert len(hits) == 6
+    assert set(ids(hits)) == {head.id, *(o.id for o in others)}
+
+
+def test_list_pages_newest_first_without_gaps(engine):
+    stored = [engine.store_memory(f"memory {i}").memory for i in range(7)]
+    seen, cursor = [], None
+    while True:
+        page = engine.list_memories(limit=3, cursor=cursor)
+        assert page.total == 7
+        seen += [m.id for m in page.memories]
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    assert seen == [m.id for m in reversed(stored)]
+
+
+def test_list_shows_heads_only(engine):
+    a = engine.store_memory("old").memory
+    b = engine.update_memory(a.id, "new").memory
+    assert [m.id for m in engine.list_memories().memories] == [b.id]
+    assert engine.count() == 1
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda e: e.store_memory("   "), "non-empty"),
+        (lambda e: e.store_memory("x" * 100_001), "limit"),
+        (lambda e: e.store_memory("ok", {"k": object()}), "JSON"),
+        (lambda e: e.store_memory("ok", {1: "v"}), "keys"),
+        (lambda e: e.store_memory("ok", ["not", "a", "dict"]), "object"),
+        (lambda e: e.search_memories(""), "non-empty"),
+        (lambda e: e.search_memories("q", limit=0), "limit"),
+        (lambda e: e.search_memories("q", limit=101), "limit"),
+        (lambda e: e.get_memory("not-a-uuid"), "UUID"),
+        (lambda e: e.list_memories(cursor="garbage!"), "cursor"),
+    ],
+)
+def test_bad_input_is_refused_clearly(engine, call, message):
+    with pytest.raises(InvalidInputError, match=message):
+        call(engine)
+
+
+def test_unknown_id(engine):
+    missing = "0b8f2f0e-8c1f-4a53-9d3e-4b3b3d1a0c11"
+    for call in (engine.get_memory, engine.delete_memory, lambda i: engine.update_memory(i, "x")):
+        with pytest.raises(MemoryNotFoundError, match=missing):
+            call(missing)
+
+
+def test_store_refuses_another_models_vectors():
+    store = InMemoryStore()
+    MemoryEngine(store, HashEmbedder(64), SimilarityRanker()).store_memory("hello")
+    other = MemoryEngine(store, HashEmbedder(32), SimilarityRanker())
+    with pytest.raises(ModelMismatchError, match="hash-64"):
+        other.store_memory("world")
+
+
+def test_failed_update_leaves_nothing_behind(engine, monkeypatch):
+    a = engine.store_memory("before").memory
+
+    def boom(memory_id, fields):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(engine.store, "update_fields", boom)
+    with pytest.raises(RuntimeError):
+        engine.update_memory(a.id, "after")
+    monkeypatch.undo()
+    assert engine.get_memory(a.id).status == "current"
+    assert engine.count() == 1

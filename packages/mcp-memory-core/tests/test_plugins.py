@@ -1,0 +1,135 @@
+"""The plugin manager: real entry points from real (temporary) distributions on sys.path."""
+
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from mcp_memory_core import (
+    PluginConflictError,
+    PluginError,
+    PluginManager,
+    RankerSpec,
+    UnknownBackendError,
+    hookimpl,
+)
+from mcp_memory_core.plugins import plugin_manager_from_settings
+
+GOOD = """
+from mcp_memory_core import RankerSpec, hookimpl
+
+@hookimpl
+def mcp_memory_rankers():
+    yield RankerSpec(name={name!r}, factory=lambda settings: object(), description="test ranker")
+"""
+
+
+def make_dist(root: Path, package: str, entry_point: str, module: str, source: str) -> None:
+    """Write a minimal installed distribution (dist-info + module) that importlib.metadata finds."""
+    (root / f"{module}.py").write_text(textwrap.dedent(source))
+    info = root / f"{package.replace('-', '_')}-1.2.3.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {package}\nVersion: 1.2.3\n")
+    (info / "entry_points.txt").write_text(f"[mcp_memory]\n{entry_point} = {module}\n")
+
+
+@pytest.fixture
+def site(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield tmp_path
+    for name in [m for m in sys.modules if m.startswith("tp_")]:
+        del sys.modules[name]
+
+
+def test_entry_point_plugin_is_found_with_its_package(site):
+    make_dist(site, "tp-good", "tp-good", "tp_good", GOOD.format(name="tp-ranker"))
+    pm = plugin_manager_from_settings()
+    assert isinstance(pm.ranker("tp-ranker"), RankerSpec)
+    row = next(b for b in pm.backends() if b.name == "tp-ranker")
+    assert (row.kind, row.package, row.version) == ("ranker", "tp-good", "1.2.3")
+
+
+def test_broken_plugin_is_reported_not_fatal(site, caplog):
+    make_dist(site, "tp-broken", "tp-broken", "tp_broken", "raise ImportError('missing dependency xyz')")
+    make_dist(site, "tp-fine", "tp-fine", "tp_fine", GOOD.format(name="tp-fine-ranker"))
+    pm = plugin_manager_from_settings()
+    assert "tp-fine-ranker" in pm.names("ranker")
+    failure = next(f for f in pm.failures if f.entry_point == "tp-broken")
+    assert failure.package == "tp-broken" and "missing dependency xyz" in failure.error
+    assert "tp-broken" in caplog.text
+
+
+def test_strict_mode_raises_on_broken_plugin(site):
+    make_dist(site, "tp-broken", "tp-broken", "tp_broken", "raise RuntimeError('boom')")
+    with pytest.raises(PluginError, match="tp-broken.*boom"):
+        plugin_manager_from_settings(strict=True)
+
+
+def test_conflicting_names_name_both_packages(site):
+    make_dist(site, "tp-one", "tp-one", "tp_one", GOOD.format(name="clash"))
+    make_dist(site, "tp-two", "tp-two", "tp_two", GOOD.format(name="clash"))
+    pm = plugin_manager_from_settings()
+    with pytest.raises(PluginConflictError, match=r"'clash'.*tp-one, tp-two"):
+        pm.ranker("clash")
+
+
+def test_disable_list_skips_plugins(site):
+    make_dist(site, "tp-one", "tp-one", "tp_one", GOOD.format(name="clash"))
+    make_dist(site, "tp-two", "tp-two", "tp_two", GOOD.format(name="clash"))
+    pm = plugin_manager_from_settings(disabled="tp-two")
+    assert pm.ranker("clash")  # no conflict once one is disabled
+    assert plugin_manager_from_settings(disabled="*").backends() == []
+
+
+def test_unknown_name_lists_choices():
+    pm = PluginManager()
+
+    @hookimpl
+    def mcp_memory_rankers():
+        yield RankerSpec(name="alpha", factory=lambda s: object())
+        yield RankerSpec(name="beta", factory=lambda s: object())
+
+    pm.register(type("P", (), {"mcp_memory_rankers": staticmethod(mcp_memory_rankers)}), name="p")
+    with pytest.raises(UnknownBackendError, match="'gamma' is not recognized. Choose one of: alpha, beta"):
+        pm.ranker("gamma")
+    assert pm.ranker("ALPHA").name == "alpha"
+
+
+def test_hook_yielding_the_wrong_spec_type_is_an_error():
+    from mcp_memory_core import StoreSpec
+
+    pm = PluginManager()
+
+    @hookimpl
+    def mcp_memory_rankers():
+        yield StoreSpec(name="oops", factory=lambda s: object())
+
+    pm.register(type("P", (), {"mcp_memory_rankers": staticmethod(mcp_memory_rankers)}), name="wrong")
+    with pytest.raises(PluginError, match="expected RankerSpec"):
+        pm.names("ranker")
+
+
+def test_unknown_hook_name_is_caught_at_registration():
+    pm = PluginManager()
+
+    @hookimpl
+    def mcp_memory_rankerz():  # typo
+        return []
+
+    with pytest.raises(Exception, match="mcp_memory_rankerz"):
+        pm.register(type("P", (), {"mcp_memory_rankerz": staticmethod(mcp_memory_rankerz)}), name="typo")
+
+
+@pytest.mark.parametrize("bad", ["", "Upper", "has space", "1starts-with-digit", "x" * 65])
+def test_spec_names_are_validated(bad):
+    with pytest.raises(ValueError, match="Invalid ranker name"):
+        RankerSpec(name=bad, factory=lambda s: object())
+
+
+def test_every_hookspec_has_a_runnable_example():
+    from mcp_memory_core import hookspecs
+
+    for name in ("mcp_memory_embedders", "mcp_memory_stores", "mcp_memory_rankers"):
+        doc = getattr(hookspecs, name).__doc__
+        assert "Example::" in doc and "@hookimpl" in doc, name

@@ -1,0 +1,185 @@
+"""Fast, deterministic stand-ins for unit tests and for the conformance suites' own tests.
+
+Never a substitute for the real parts in end-to-end tests: the real store is SQLite + sqlite-vec and
+the real embedder is all-MiniLM-L6-v2.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import re
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from mcp_memory_core import Memory, MemoryFilter, ModelMismatchError, StoreCapabilities, Vector
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def tokenize(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+class HashEmbedder:
+    """Bag-of-words vectors from hashed tokens: texts sharing words are similar, and the same text
+    always gets the same vector. ``calls`` counts embedded texts (tests use it to check batching)."""
+
+    def __init__(self, dimensions: int = 64) -> None:
+        self._dimensions = dimensions
+        self.loaded = False
+        self.calls = 0
+
+    @property
+    def model_id(self) -> str:
+        return f"hash-{self._dimensions}"
+
+    @property
+    def dimensions(self) -> int:
+        return self._dimensions
+
+    def load(self) -> None:
+        self.loaded = True
+
+    def _one(self, text: str) -> Vector:
+        vector = np.zeros(self._dimensions, dtype=np.float32)
+        for token in tokenize(text) or [text]:
+            digest = hashlib.blake2b(token.encode(), digest_size=8).digest()
+            index = int.from_bytes(digest[:4], "little") % self._dimensions
+            vector[index] += 1.0 if digest[4] & 1 else -1.0
+        norm = float(np.linalg.norm(vector))
+        if norm == 0.0:  # every token cancelled out: fall back to a vector of the raw text
+            vector[int.from_bytes(hashlib.blake2b(text.encode(), digest_size=4).digest(), "little") % self._dimensions] = 1.0
+            norm = 1.0
+        return vector / norm
+
+    def embed_documents(self, texts: Sequence[str]) -> Vector:
+        self.calls += len(texts)
+        if not texts:
+            return np.zeros((0, self._dimensions), dtype=np.float32)
+        return np.stack([self._one(text) for text in texts]).astype(np.float32)
+
+    def embed_query(self, text: str) -> Vector:
+        self.calls += 1
+        return self._one(text)
+
+
+class InMemoryStore:
+    """The reference store: plain dicts and numpy brute force. It passes StoreConformance."""
+
+    def __init__(self) -> None:
+        self._rows: dict[str, Memory] = {}
+        self._vectors: dict[str, Vector] = {}
+        self._lock = threading.RLock()
+        self._depth = 0
+        self._model: tuple[str, int] | None = None
+        self.opened = False
+
+    @property
+    def capabilities(self) -> StoreCapabilities:
+        return StoreCapabilities(keyword_search=True, concurrent_processes=False)
+
+    @property
+    def location(self) -> str:
+        return ":memory:"
+
+    def open(self, model_id: str, dimensions: int) -> None:
+        with self._lock:
+            if self._model is not None and self._model[0] != model_id:
+                raise ModelMismatchError(self.location, self._model[0], model_id)
+            self._model = (model_id, dimensions)
+            self.opened = True
+
+    def close(self) -> None:
+        self.opened = False
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        with self._lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield
+                finally:
+                    self._depth -= 1
+                return
+            saved = (dict(self._rows), dict(self._vectors))
+            self._depth = 1
+            try:
+                yield
+            except BaseException:
+                self._rows, self._vectors = saved
+                raise
+            finally:
+                self._depth = 0
+
+    def insert(self, memories: Sequence[Memory], vectors: Vector) -> None:
+        if self._model is None:
+            raise RuntimeError("InMemoryStore.open() must be called before insert().")
+        array = np.asarray(vectors, dtype=np.float32)
+        if array.shape != (len(memories), self._model[1]):
+            raise ValueError(f"expected vectors of shape {(len(memories), self._model[1])}, got {array.shape}")
+        with self.transaction():
+            for memory in memories:
+                if memory.id in self._rows:
+                    raise ValueError(f"memory {memory.id} already exists")
+            for memory, vector in zip(memories, array, strict=True):
+                self._rows[memory.id] = memory
+                self._vectors[memory.id] = vector.copy()
+
+    def get(self, ids: Sequence[str]) -> dict[str, Memory]:
+        with self._lock:
+            return {i: self._rows[i] for i in ids if i in self._rows}
+
+    def update_fields(self, memory_id: str, fields: Mapping[str, Any]) -> None:
+        with self._lock:
+            current = self._rows[memory_id]
+            self._rows[memory_id] = current.model_copy(update=copy.deepcopy(dict(fields)))
+
+    def _matching(self, where: MemoryFilter) -> list[Memory]:
+        return [m for m in self._rows.values() if where.matches(m)]
+
+    def knn(self, vector: Vector, k: int, where: MemoryFilter) -> list[tuple[str, float]]:
+        with self._lock:
+            rows = self._matching(where)
+            if not rows or k <= 0:
+                return []
+            matrix = np.stack([self._vectors[m.id] for m in rows])
+            similarities = matrix @ np.asarray(vector, dtype=np.float32)
+            order = np.argsort(-similarities, kind="stable")[:k]
+            return [(rows[i].id, float(similarities[i])) for i in order]
+
+    def keyword_search(self, query: str, k: int, where: MemoryFilter) -> list[tuple[str, float]]:
+        terms = set(tokenize(query))
+        with self._lock:
+            scored = []
+            for memory in self._matching(where):
+                words = tokenize(memory.content)
+                hits = sum(1 for w in words if w in terms)
+                if hits:
+                    scored.append((memory.id, hits / (len(words) ** 0.5)))
+        scored.sort(key=lambda pair: (-pair[1], pair[0]))
+        return scored[:k]
+
+    def list(
+        self, where: MemoryFilter, limit: int, after: tuple[datetime, str] | None = None
+    ) -> list[Memory]:
+        with self._lock:
+            rows = sorted(self._matching(where), key=lambda m: (m.created_at, m.id), reverse=True)
+        if after is not None:
+            rows = [m for m in rows if (m.created_at, m.id) < after]
+        return rows[:limit]
+
+    def count(self, where: MemoryFilter) -> int:
+        with self._lock:
+            return len(self._matching(where))
+
+    def iter_all(self) -> Iterator[Memory]:
+        with self._lock:
+            rows = list(self._rows.values())
+        yield from rows
