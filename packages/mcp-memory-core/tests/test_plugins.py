@@ -62,7 +62,7 @@ def test_broken_plugin_is_reported_not_fatal(site, caplog):
 
 def test_strict_mode_raises_on_broken_plugin(site):
     make_dist(site, "tp-broken", "tp-broken", "tp_broken", "raise RuntimeError('boom')")
-    with pytest.raises(PluginError, match="tp-broken.*boom"):
+    with pytest.raises(PluginError, match=r"tp-broken.*boom"):
         plugin_manager_from_settings(strict=True)
 
 
@@ -91,7 +91,7 @@ def test_unknown_name_lists_choices():
         yield RankerSpec(name="beta", factory=lambda s: object())
 
     pm.register(type("P", (), {"mcp_memory_rankers": staticmethod(mcp_memory_rankers)}), name="p")
-    with pytest.raises(UnknownBackendError, match="'gamma' is not recognized. Choose one of: alpha, beta"):
+    with pytest.raises(UnknownBackendError, match=r"'gamma' is not recognized\. Choose one of: alpha, beta"):
         pm.ranker("gamma")
     assert pm.ranker("ALPHA").name == "alpha"
 

@@ -139,7 +139,9 @@ class MemoryEngine:
         self.open()
         vector = self.embedder.embed_documents([content])
         now = self.clock()
-        memory = Memory(content=content, metadata=meta, created_at=now, updated_at=now, namespace=self.namespace)
+        memory = Memory(
+            content=content, metadata=meta, created_at=now, updated_at=now, namespace=self.namespace
+        )
         self.store.insert([memory], vector)
         return StoreOutcome(memory=memory, status="stored")
 
@@ -265,7 +267,9 @@ class MemoryEngine:
 
     def _require_current(self, memory: Memory, action: str) -> None:
         if memory.is_deleted:
-            raise MemoryStateError(f"Memory {memory.id} is deleted; it cannot be {action}d. Store a new memory.")
+            raise MemoryStateError(
+                f"Memory {memory.id} is deleted; it cannot be {action}d. Store a new memory."
+            )
         if memory.superseded_by is not None:
             head = self._head_id(memory)
             raise MemoryStateError(

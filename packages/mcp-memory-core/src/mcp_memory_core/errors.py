@@ -15,7 +15,9 @@ class InvalidInputError(MemoryServerError, ValueError):
 
 class MemoryNotFoundError(MemoryServerError, LookupError):
     def __init__(self, memory_id: str) -> None:
-        super().__init__(f"No memory with id {memory_id!r}. Use search_memories or list_memories to find ids.")
+        super().__init__(
+            f"No memory with id {memory_id!r}. Use search_memories or list_memories to find ids."
+        )
         self.memory_id = memory_id
 
 

