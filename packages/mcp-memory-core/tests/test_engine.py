@@ -181,3 +181,21 @@ def test_failed_update_leaves_nothing_behind(engine, monkeypatch):
     monkeypatch.undo()
     assert engine.get_memory(a.id).status == "current"
     assert engine.count() == 1
+
+
+def test_import_keeps_ids_and_times_and_is_idempotent(engine):
+    from datetime import UTC, datetime
+
+    from mcp_memory_core import Memory
+
+    when = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+    memories = [Memory(content=f"imported {i}", created_at=when, updated_at=when) for i in range(10)]
+    batches = []
+    first = engine.import_memories(memories, batch_size=4, on_batch=batches.append)
+    assert (first.inserted, first.skipped) == (10, 0)
+    assert batches == [4, 4, 2]
+    again = engine.import_memories(memories, batch_size=4)
+    assert (again.inserted, again.skipped) == (0, 10)
+    view = engine.get_memory(memories[3].id)
+    assert view.memory.created_at == when and view.memory.content == "imported 3"
+    assert engine.count() == 10

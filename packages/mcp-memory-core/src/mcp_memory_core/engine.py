@@ -15,7 +15,7 @@ import json
 import logging
 import math
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -24,6 +24,7 @@ from .models import (
     DEFAULT_NAMESPACE,
     Candidate,
     DeleteOutcome,
+    ImportOutcome,
     Memory,
     MemoryFilter,
     MemoryView,
@@ -97,6 +98,17 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
         ) from None
 
 
+def _batched(items: Iterable[Memory], size: int) -> Iterator[list[Memory]]:
+    batch: list[Memory] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
 class MemoryEngine:
     """Store, search, update, delete and list memories over any Store, Embedder and Ranker."""
 
@@ -144,6 +156,34 @@ class MemoryEngine:
         )
         self.store.insert([memory], vector)
         return StoreOutcome(memory=memory, status="stored")
+
+    def import_memories(
+        self,
+        memories: Iterable[Memory],
+        *,
+        batch_size: int = 64,
+        on_batch: Callable[[int], None] | None = None,
+    ) -> ImportOutcome:
+        """Insert whole memories (ids, timestamps, chains as given), embedding in batches and writing
+        one transaction per batch. Ids already present are skipped and counted, so a re-run is a no-op.
+        ``on_batch`` is called with the number of memories handled after each batch (progress bars).
+        """
+        self.open()
+        inserted = skipped = 0
+        for batch in _batched(memories, batch_size):
+            for memory in batch:
+                validate_content(memory.content)
+            existing = self.store.get([m.id for m in batch])
+            fresh = [m for m in batch if m.id not in existing]
+            if fresh:
+                vectors = self.embedder.embed_documents([m.content for m in fresh])
+                with self.store.transaction():
+                    self.store.insert(fresh, vectors)
+            inserted += len(fresh)
+            skipped += len(batch) - len(fresh)
+            if on_batch is not None:
+                on_batch(len(batch))
+        return ImportOutcome(inserted=inserted, skipped=skipped)
 
     def update_memory(
         self, memory_id: str, content: str, metadata: Mapping[str, Any] | None = None

@@ -140,6 +140,14 @@ class StoreOutcome:
 
 
 @dataclass(frozen=True)
+class ImportOutcome:
+    """What an import did: memories inserted, and memories skipped because their id already existed."""
+
+    inserted: int
+    skipped: int
+
+
+@dataclass(frozen=True)
 class UpdateOutcome:
     """What ``update_memory`` did: ``memory`` is the new head, ``superseded`` the version it replaced."""
 

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 from pydantic_settings import BaseSettings
 
+from .protocols import Embedder, Ranker, Store
+
 if TYPE_CHECKING:
     from .settings import Settings
 
@@ -41,15 +43,15 @@ class BackendSpec(Generic[B]):
 
 
 @dataclass(frozen=True)
-class EmbedderSpec(BackendSpec["Embedder"]):
+class EmbedderSpec(BackendSpec[Embedder]):
     kind = "embedder"
 
 
 @dataclass(frozen=True)
-class StoreSpec(BackendSpec["Store"]):
+class StoreSpec(BackendSpec[Store]):
     kind = "store"
 
 
 @dataclass(frozen=True)
-class RankerSpec(BackendSpec["Ranker"]):
+class RankerSpec(BackendSpec[Ranker]):
     kind = "ranker"
