@@ -51,7 +51,7 @@ def tests(session: nox.Session) -> None:
 @nox.parametrize("target", [nox.param(t, id=Path(t).name) for t in CONFORMANCE_TARGETS])
 def conformance(session: nox.Session, target: str) -> None:
     """A plugin passes the conformance suite in a venv holding only core, the testing package and itself."""
-    session.install(*CORE, "-e", target)
+    session.install(*CORE, "pytest-benchmark", "-e", target)
     session.run("pytest", f"{target}/tests", "-p", "no:cacheprovider", *session.posargs)
 
 
@@ -65,6 +65,7 @@ def sentence_transformers(session: nox.Session) -> None:
     session.install("torch==2.13.0")
     session.install(
         *CORE,
+        "pytest-benchmark",
         "-e",
         "plugins/mcp-memory-minilm",
         "-e",

@@ -1,0 +1,46 @@
+"""pluggy registration of the ``sentence-transformers`` embedder (entry point group ``mcp_memory``).
+
+Importing this module does not import torch or sentence-transformers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from mcp_memory_core import EmbedderSpec, hookimpl
+
+from .embedder import SentenceTransformerEmbedder
+
+if TYPE_CHECKING:
+    from mcp_memory_core.settings import Settings
+
+
+class SentenceTransformersSettings(BaseSettings):
+    """Settings from environment variables prefixed ``MCP_MEMORY_SENTENCE_TRANSFORMERS_``.
+
+    The model itself is the core setting ``MCP_MEMORY_MODEL``.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="MCP_MEMORY_SENTENCE_TRANSFORMERS_", extra="ignore")
+
+    device: str = Field(default="cpu", description="torch device: cpu, cuda, cuda:1, mps …")
+    batch_size: int = Field(default=32, ge=1, description="texts per forward pass")
+
+
+def _make(settings: Settings) -> SentenceTransformerEmbedder:
+    own = SentenceTransformersSettings()
+    return SentenceTransformerEmbedder(settings.model, device=own.device, batch_size=own.batch_size)
+
+
+@hookimpl
+def mcp_memory_embedders() -> Iterator[EmbedderSpec]:
+    yield EmbedderSpec(
+        name="sentence-transformers",
+        factory=_make,
+        description="Any sentence-transformers model on torch (MCP_MEMORY_MODEL, default all-MiniLM-L6-v2)",
+        settings_model=SentenceTransformersSettings,
+    )
