@@ -2,7 +2,7 @@
 
 import pytest
 
-from mcp_memory_testing import EmbedderConformance, HashEmbedder, RankerConformance
+from mcp_memory_testing import EmbedderConformance, HashEmbedder, RankerConformance, StoreConformance
 from mcp_memory_testing.guard import troubleshooting_documented
 
 
@@ -48,6 +48,6 @@ def test_override_guard_accepts_xfail_override():
     Honest().test_standard_tests_not_overridden_silently()
 
 
-@pytest.mark.parametrize("suite", [EmbedderConformance, RankerConformance])
+@pytest.mark.parametrize("suite", [EmbedderConformance, RankerConformance, StoreConformance])
 def test_every_suite_test_has_troubleshooting(suite):
     assert troubleshooting_documented(suite) == []

@@ -3,6 +3,7 @@
 from .embedder_suite import EmbedderConformance
 from .fakes import HashEmbedder, InMemoryStore
 from .ranker_suite import RankerConformance, make_candidate, sample_candidates
+from .store_suite import StoreConformance
 
 __all__ = [
     "EmbedderConformance",
@@ -14,11 +15,3 @@ __all__ = [
     "sample_candidates",
 ]
 
-
-def __getattr__(name: str) -> object:
-    # The store suite is imported lazily so a half-written suite never breaks the other suites' imports.
-    if name == "StoreConformance":
-        from .store_suite import StoreConformance
-
-        return StoreConformance
-    raise AttributeError(name)

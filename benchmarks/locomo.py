@@ -1,0 +1,310 @@
+"""LoCoMo retrieval benchmark: does search find the turns (or facts) that answer each question?
+
+Each conversation becomes its own store, at two granularities: ``turns`` (every dialogue turn is a
+memory, dated with its session's date) and ``observations`` (the dataset's short extracted facts, each
+tied to its source turn). The category 1-4 questions go through the engine's real search path; a hit
+is a retrieved memory whose source turn is in the question's evidence.
+
+    python benchmarks/locomo.py --data ../shared/data/locomo10.json --out docs/benchmarks.md
+
+Metrics (per question, then averaged): hit@5 / hit@10 (some evidence in the top k), recall@10 (the
+fraction of the evidence found in the top 10), nDCG@10 (binary relevance), MRR (1 / rank of the first
+evidence in the top 10, else 0), and session hit@5 (some evidence session among the first 5 distinct
+sessions of the ranked turns). Dev split: conversations 0-4; test split: 5-9 (never tuned on).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from mcp_memory_core import Memory, MemoryEngine, MemoryFilter
+
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+SPLITS = {"dev": range(0, 5), "test": range(5, 10)}
+DEPTH = 10  # metrics are computed on the top 10
+SESSION_DEPTH = 50  # ranked turns rolled up to sessions
+
+
+# -- data --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Question:
+    text: str
+    category: int
+    evidence: frozenset[str]  # dia_ids, e.g. "D1:3"
+
+
+@dataclass
+class Conversation:
+    sample_id: str
+    turns: list[Memory]
+    observations: list[Memory]
+    questions: list[Question]
+
+
+def parse_session_date(text: str) -> datetime:
+    """LoCoMo dates look like '1:56 pm on 8 May, 2023'."""
+    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
+
+
+def normalize_evidence(raw: Iterable[str]) -> list[str]:
+    """Evidence ids come a few times as 'D8:6; D9:17', 'D9:1 D4:4', 'D:11:26' or 'D30:05'."""
+    out = []
+    for entry in raw:
+        for token in re.split(r"[;,\s]+", str(entry)):
+            match = re.fullmatch(r"D:?(\d+):0*(\d+)", token.strip())
+            if match:
+                out.append(f"D{match.group(1)}:{match.group(2)}")
+    return out
+
+
+def session_of(dia_id: str) -> str:
+    return dia_id.split(":", 1)[0]
+
+
+def load_conversations(path: Path) -> list[Conversation]:
+    raw = json.loads(path.read_text())
+    conversations = []
+    for sample in raw:
+        convo = sample["conversation"]
+        turns: list[Memory] = []
+        dia_ids: set[str] = set()
+        session_dates: dict[str, datetime] = {}
+        for key in sorted((k for k in convo if re.fullmatch(r"session_\d+", k)), key=lambda k: int(k.split("_")[1])):
+            when = parse_session_date(convo[f"{key}_date_time"])
+            session_dates[key] = when
+            for index, turn in enumerate(convo[key]):
+                text = f"{turn['speaker']}: {turn['text']}"
+                if turn.get("blip_caption"):
+                    text += f" [shares a photo: {turn['blip_caption']}]"
+                created = when + timedelta(seconds=index)
+                turns.append(
+                    Memory(
+                        content=text,
+                        created_at=created,
+                        updated_at=created,
+                        type="episodic",
+                        metadata={"dia_id": turn["dia_id"], "date": when.date().isoformat()},
+                    )
+                )
+                dia_ids.add(turn["dia_id"])
+        observations: list[Memory] = []
+        for key, by_speaker in sample.get("observation", {}).items():
+            session_key = key.removesuffix("_observation")
+            when = session_dates.get(session_key, datetime(2023, 1, 1, tzinfo=UTC))
+            for facts in by_speaker.values():
+                for fact, dia_id in facts:
+                    ids = dia_id if isinstance(dia_id, list) else [dia_id]
+                    observations.append(
+                        Memory(
+                            content=fact,
+                            created_at=when,
+                            updated_at=when,
+                            metadata={"dia_id": str(ids[0]), "date": when.date().isoformat()},
+                        )
+                    )
+        questions = []
+        for qa in sample["qa"]:
+            if qa.get("category") not in CATEGORIES:
+                continue
+            evidence = frozenset(e for e in normalize_evidence(qa.get("evidence", [])) if e in dia_ids)
+            if evidence:  # a few evidence ids match no turn: skip those questions
+                questions.append(Question(qa["question"], qa["category"], evidence))
+        conversations.append(Conversation(sample["sample_id"], turns, observations, questions))
+    return conversations
+
+
+# -- metrics -----------------------------------------------------------------------------------
+@dataclass
+class Scores:
+    values: dict[str, list[float]] = field(default_factory=dict)
+
+    def add(self, name: str, value: float) -> None:
+        self.values.setdefault(name, []).append(value)
+
+    def mean(self, name: str) -> float:
+        return statistics.fmean(self.values[name]) if self.values.get(name) else float("nan")
+
+    def count(self) -> int:
+        return len(self.values.get("hit@5", []))
+
+
+def question_metrics(ranked: Sequence[str], evidence: frozenset[str]) -> dict[str, float]:
+    """Metrics of one ranked list of dia_ids (duplicates allowed: observations share turns)."""
+    top = list(ranked[:DEPTH])
+    relevant = [dia in evidence for dia in top]
+    first = next((i for i, r in enumerate(relevant) if r), None)
+    found = {dia for dia in top if dia in evidence}
+    dcg = sum(1.0 / math.log2(i + 2) for i, dia in enumerate(_first_occurrences(top)) if dia in evidence)
+    ideal = sum(1.0 / math.log2(i + 2) for i in range(min(len(evidence), DEPTH)))
+    return {
+        "hit@5": float(any(relevant[:5])),
+        "hit@10": float(any(relevant)),
+        "recall@10": len(found) / len(evidence),
+        "ndcg@10": dcg / ideal,
+        "mrr": 1.0 / (first + 1) if first is not None else 0.0,
+    }
+
+
+def _first_occurrences(items: Iterable[str]) -> list[str]:
+    """Keep the first occurrence of each item, blanking repeats so they earn no gain twice."""
+    seen: set[str] = set()
+    out = []
+    for item in items:
+        out.append(item if item not in seen else "")
+        seen.add(item)
+    return out
+
+
+def session_hit(ranked: Sequence[str], evidence: frozenset[str], k: int = 5) -> float:
+    sessions: list[str] = []
+    for dia in ranked:
+        session = session_of(dia)
+        if session not in sessions:
+            sessions.append(session)
+        if len(sessions) == k:
+            break
+    return float(any(session_of(e) in sessions for e in evidence))
+
+
+# -- retrievers --------------------------------------------------------------------------------
+Retriever = Callable[[MemoryEngine, str, int], list[Memory]]
+
+
+def engine_retriever(engine: MemoryEngine, query: str, k: int) -> list[Memory]:
+    return [hit.memory for hit in engine.search_memories(query, limit=k)]
+
+
+def keyword_only_retriever(engine: MemoryEngine, query: str, k: int) -> list[Memory]:
+    where = MemoryFilter(namespace=engine.namespace)
+    pairs = engine.store.keyword_search(query, k, where)
+    found = engine.store.get([memory_id for memory_id, _ in pairs])
+    return [found[memory_id] for memory_id, _ in pairs if memory_id in found]
+
+
+@dataclass(frozen=True)
+class Setup:
+    """One row of the results: a name, the ranker to plug into the engine (None = keep), a retriever."""
+
+    name: str
+    ranker: object | None
+    retriever: Retriever
+
+
+def run(
+    conversations: Sequence[Conversation],
+    make_engine: Callable[[Path], MemoryEngine],
+    setups: Sequence[Setup],
+    granularity: str,
+    log: Callable[[str], None] = lambda line: print(line, file=sys.stderr),
+) -> dict[str, dict[str, Scores]]:
+    """Returns {setup name: {"all" | category name | "session": Scores}}."""
+    results: dict[str, dict[str, Scores]] = {s.name: {} for s in setups}
+    for convo in conversations:
+        memories = convo.turns if granularity == "turns" else convo.observations
+        with tempfile.TemporaryDirectory() as tmp:
+            engine = make_engine(Path(tmp))
+            started = time.perf_counter()
+            engine.import_memories(memories, batch_size=128)
+            log(f"{convo.sample_id} {granularity}: {len(memories)} memories in {time.perf_counter() - started:.1f}s")
+            default_ranker = engine.ranker
+            for setup in setups:
+                engine.ranker = setup.ranker if setup.ranker is not None else default_ranker  # type: ignore[assignment]
+                depth = SESSION_DEPTH if granularity == "turns" else DEPTH
+                for question in convo.questions:
+                    ranked = [str(m.metadata["dia_id"]) for m in setup.retriever(engine, question.text, depth)]
+                    metrics = question_metrics(ranked, question.evidence)
+                    for bucket in ("all", CATEGORIES[question.category]):
+                        scores = results[setup.name].setdefault(bucket, Scores())
+                        for name, value in metrics.items():
+                            scores.add(name, value)
+                    if granularity == "turns":
+                        results[setup.name].setdefault("session", Scores()).add(
+                            "hit@5", session_hit(ranked, question.evidence)
+                        )
+            engine.close()
+    return results
+
+
+# -- report ------------------------------------------------------------------------------------
+METRICS = ["hit@5", "hit@10", "recall@10", "ndcg@10", "mrr"]
+
+
+def table(results: dict[str, dict[str, Scores]], granularity: str) -> str:
+    header = "| retriever | questions | " + " | ".join(METRICS)
+    header += " | session hit@5 |" if granularity == "turns" else " |"
+    lines = [header, "|" + "---|" * (header.count("|") - 1)]
+    for name, buckets in results.items():
+        overall = buckets["all"]
+        row = f"| {name} | {overall.count()} | " + " | ".join(f"{overall.mean(m):.3f}" for m in METRICS)
+        row += f" | {buckets['session'].mean('hit@5'):.3f} |" if granularity == "turns" else " |"
+        lines.append(row)
+    return "\n".join(lines)
+
+
+def category_table(results: dict[str, dict[str, Scores]]) -> str:
+    names = list(CATEGORIES.values())
+    lines = ["| retriever | " + " | ".join(f"{n} hit@5" for n in names) + " |", "|" + "---|" * (len(names) + 1)]
+    for name, buckets in results.items():
+        cells = [f"{buckets[n].mean('hit@5'):.3f}" if n in buckets else "—" for n in names]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from mcp_memory_core import Settings, plugins
+    from mcp_memory_server.assembly import build_engine  # the server's own assembly: the real path
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared/data/locomo10.json")
+    parser.add_argument("--out", type=Path, default=None, help="write a markdown report here")
+    parser.add_argument("--split", choices=["dev", "test", "both"], default="both")
+    parser.add_argument("--granularity", choices=["turns", "observations", "both"], default="both")
+    parser.add_argument("--rankers", default="", help="comma-separated ranker names (default: all installed)")
+    parser.add_argument("--conversations", type=int, default=None, help="only the first N of each split (smoke runs)")
+    args = parser.parse_args(argv)
+
+    if not args.data.exists():
+        parser.error(f"{args.data} not found: pass --data /path/to/locomo10.json")
+    conversations = load_conversations(args.data)
+    pm = plugins.plugin_manager_from_settings()
+    base = Settings()
+    ranker_names = [n for n in args.rankers.split(",") if n] or pm.names("ranker")
+    setups = [Setup("fts5 only (bm25)", None, keyword_only_retriever)]
+    setups += [Setup(f"ranker: {name}", pm.ranker(name).factory(base), engine_retriever) for name in ranker_names]
+
+    def make_engine(tmp: Path) -> MemoryEngine:
+        settings = base.model_copy(update={"db_path": tmp / "locomo.db"})
+        engine = build_engine(settings, pm)
+        engine.track_access = False  # questions must not change each other's ranking features
+        return engine
+
+    report = ["# LoCoMo retrieval benchmark", "", f"Command: `python benchmarks/locomo.py {' '.join(argv or sys.argv[1:])}`", ""]
+    splits = ["dev", "test"] if args.split == "both" else [args.split]
+    granularities = ["turns", "observations"] if args.granularity == "both" else [args.granularity]
+    for split in splits:
+        chosen = [conversations[i] for i in SPLITS[split]][: args.conversations]
+        for granularity in granularities:
+            results = run(chosen, make_engine, setups, granularity)
+            title = f"## {split} split ({', '.join(c.sample_id for c in chosen)}), {granularity}"
+            block = [title, "", table(results, granularity), "", "hit@5 by category:", "", category_table(results), ""]
+            print("\n".join(block))
+            report += block
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text("\n".join(report) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

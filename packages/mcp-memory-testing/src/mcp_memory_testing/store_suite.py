@@ -1,0 +1,660 @@
+"""StoreConformance: what every store must do. Subclass it and provide a ``store`` fixture.
+
+Example::
+
+    import pytest
+    from mcp_memory_testing import StoreConformance
+
+    class TestMyStore(StoreConformance):
+        @pytest.fixture
+        def store(self, tmp_path):
+            return MyStore(tmp_path / "memories.db")   # EMPTY and NOT opened: the suite opens it
+
+        def reopen_store(self, store):                 # optional: a fresh instance on the same data
+            return MyStore(store.location)
+
+The suite opens the store with ``model_id`` / ``dimensions`` (class attributes) and closes it after each
+test. Keyword tests are skipped when ``store.capabilities.keyword_search`` is false. Vectors are plain
+numpy unit vectors from a fixed-seed RNG, so results are deterministic and checked against numpy.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
+
+import numpy as np
+import pytest
+
+from mcp_memory_core import Memory, MemoryFilter, MemoryType, ModelMismatchError, Store, StoreCapabilities
+
+from .guard import OverrideGuard
+
+BASE_TIME = datetime(2024, 5, 17, 12, 0, 0, 123456, tzinfo=UTC)
+ALL = MemoryFilter(namespace=None, include_deleted=True, include_superseded=True)
+SEARCH = MemoryFilter()  # default namespace, no tombstones, superseded included (the engine's search view)
+
+FTS_HOSTILE_QUERIES = [
+    '"',
+    '""',
+    "'",
+    "AND",
+    "OR",
+    "NOT",
+    "-",
+    "*",
+    "(",
+    ")",
+    "^",
+    ":",
+    "a AND (",
+    "NEAR(a b)",
+    "content:zebra",
+    "zebra*",
+    '"unterminated phrase',
+    "-zebra +giraffe",
+    "{x y}",
+    "🙂",
+    "   ",
+    "\x00",
+    "ü" * 300,
+]
+
+
+def unit_vectors(n: int, dims: int, seed: int) -> np.ndarray:
+    """``n`` deterministic float32 unit vectors."""
+    rng = np.random.default_rng(seed)
+    vectors = rng.standard_normal((n, dims)).astype(np.float32)
+    out: np.ndarray = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+    return out
+
+
+def near(vector: np.ndarray, seed: int, noise: float = 0.05) -> np.ndarray:
+    """A unit vector close to ``vector`` (cosine ≈ 1 - noise²/2 · dims-ish)."""
+    rng = np.random.default_rng(seed)
+    out = vector + noise * rng.standard_normal(vector.shape).astype(np.float32)
+    unit: np.ndarray = (out / np.linalg.norm(out)).astype(np.float32)
+    return unit
+
+
+def _hit_ids(hits: Sequence[tuple[str, float]]) -> set[str]:
+    return {memory_id for memory_id, _ in hits}
+
+
+def _row_ids(rows: Sequence[Memory]) -> set[str]:
+    return {m.id for m in rows}
+
+
+def memory(i: int = 0, **fields: Any) -> Memory:
+    """A memory created ``i`` seconds after BASE_TIME (fields override anything)."""
+    created = BASE_TIME + timedelta(seconds=i)
+    values: dict[str, Any] = {"content": f"memory number {i}", "created_at": created, "updated_at": created}
+    values.update(fields)
+    return Memory(**values)
+
+
+class StoreConformance(OverrideGuard):
+    """Subclass and override the ``store`` fixture to return an EMPTY, un-opened store.
+
+    Override ``reopen_store`` if your store can be re-created from its location (a file, a DSN): the
+    persistence tests then check that data survives a new instance, not only close()/open().
+    """
+
+    model_id: str = "hash-64"
+    dimensions: int = 64
+
+    # -- fixtures and hooks ----------------------------------------------------------------------
+    @pytest.fixture
+    def store(self) -> Store:
+        raise NotImplementedError("Override the `store` fixture to return an empty, un-opened store.")
+
+    @pytest.fixture
+    def opened(self, store: Store) -> Iterator[Store]:
+        store.open(self.model_id, self.dimensions)
+        yield store
+        with contextlib.suppress(Exception):  # a test may already have closed it
+            store.close()
+
+    def reopen_store(self, store: Store) -> Store:
+        """A store instance over the same data as ``store`` (which is closed). Default: ``store`` itself."""
+        return store
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def add(
+        self, store: Store, memories: Sequence[Memory], vectors: np.ndarray | None = None, seed: int = 0
+    ) -> np.ndarray:
+        if vectors is None:
+            vectors = unit_vectors(len(memories), self.dimensions, seed)
+        store.insert(list(memories), np.asarray(vectors, dtype=np.float32))
+        return vectors
+
+    def _keyword(self, store: Store) -> None:
+        if not store.capabilities.keyword_search:
+            pytest.skip("store does not offer keyword_search")
+
+    # -- protocol and lifecycle ------------------------------------------------------------------
+    def test_implements_protocol(self, store: Store) -> None:
+        """Troubleshooting: a store needs every member of ``mcp_memory_core.Store``: ``capabilities``
+        (a StoreCapabilities), ``location`` (a str for humans), open/close/transaction/insert/get/
+        update_fields/knn/keyword_search/list/count/iter_all. ``capabilities`` and ``location`` must work
+        before ``open()``."""
+        assert isinstance(store, Store)
+        assert isinstance(store.capabilities, StoreCapabilities)
+        assert isinstance(store.location, str) and store.location
+
+    def test_new_store_is_empty(self, opened: Store) -> None:
+        """Troubleshooting: the ``store`` fixture must return an EMPTY store (use ``tmp_path`` for a
+        fresh file or database per test); ``count``, ``list`` and ``iter_all`` must work on no rows."""
+        assert opened.count(ALL) == 0
+        assert opened.list(ALL, 10) == []
+        assert list(opened.iter_all()) == []
+        assert opened.get(["00000000-0000-0000-0000-000000000000"]) == {}
+        assert opened.knn(unit_vectors(1, self.dimensions, 1)[0], 5, ALL) == []
+
+    def test_open_twice_same_model(self, opened: Store) -> None:
+        """Troubleshooting: ``open()`` with the model the store is already bound to must be a no-op
+        (the engine may call it more than once); only a DIFFERENT model is an error."""
+        opened.open(self.model_id, self.dimensions)
+        self.add(opened, [memory(1)])
+        assert opened.count(ALL) == 1
+
+    def test_close_reopen_persists(self, opened: Store) -> None:
+        """Troubleshooting: data must survive ``close()`` and a new ``open()`` with the same model (and a
+        new instance, when ``reopen_store`` is overridden). If rows are missing, commit before close
+        (autocommit off?), or don't recreate/truncate tables when they already exist."""
+        items = [memory(i, content=f"persistent fact {i}") for i in range(3)]
+        vectors = self.add(opened, items)
+        opened.close()
+        again = self.reopen_store(opened)
+        again.open(self.model_id, self.dimensions)
+        try:
+            assert again.get([m.id for m in items]) == {m.id: m for m in items}
+            hits = again.knn(vectors[1], 1, SEARCH)
+            assert hits and hits[0][0] == items[1].id
+            assert again.count(SEARCH) == 3
+        finally:
+            again.close()
+
+    def test_model_mismatch_refused(self, opened: Store) -> None:
+        """Troubleshooting: the store must remember the embedding model it was opened with (persist it
+        next to the data) and raise ``ModelMismatchError(location, stored, configured)`` when opened with
+        another ``model_id``. Opening again with the right model must still work afterwards."""
+        items = [memory(1)]
+        self.add(opened, items)
+        opened.close()
+        again = self.reopen_store(opened)
+        with pytest.raises(ModelMismatchError) as info:
+            again.open("some-other-model", self.dimensions)
+        assert info.value.stored == self.model_id
+        assert info.value.configured == "some-other-model"
+        again.open(self.model_id, self.dimensions)
+        try:
+            assert set(again.get([items[0].id])) == {items[0].id}
+        finally:
+            again.close()
+
+    # -- insert / get ----------------------------------------------------------------------------
+    def test_roundtrip_every_field(self, opened: Store) -> None:
+        """Troubleshooting: every Memory field must come back equal. Usual culprits: datetimes stored
+        without timezone or microseconds (store UTC with full precision and return timezone-aware
+        datetimes), tags returned as a list instead of a tuple, metadata flattened or stringified, type
+        returned as a plain string that is not a MemoryType, pinned returned as 0/1, unicode mangled."""
+        full = Memory(
+            content="Ünïcödé ✓ — emoji 🙂, CJK 記憶, RTL שלום, newline\nand tab\t and quote \" '",
+            metadata={
+                "source": "conformance",
+                "nested": {"list": [1, 2.5, "three", None, True], "deep": {"x": {"y": "z"}}},
+                "ünï": "cödé",
+                "empty": {},
+            },
+            created_at=datetime(2023, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
+            updated_at=datetime(2024, 1, 1, 0, 0, 0, 1, tzinfo=UTC),
+            superseded_by="11111111-2222-3333-4444-555555555555",
+            deleted_at=datetime(2024, 2, 29, 8, 30, 0, 500000, tzinfo=UTC),
+            namespace="project-ünï/sub",
+            type=MemoryType.PROCEDURAL,
+            tags=("pytest", "ünï", "with space", "a"),
+            importance=0.25,
+            pinned=True,
+            access_count=7,
+            last_accessed=datetime(2024, 3, 1, tzinfo=UTC),
+        )
+        minimal = Memory(content="x")
+        offset = Memory(
+            content="created in another timezone",
+            created_at=datetime(2024, 6, 1, 17, 30, 0, 42, tzinfo=timezone(timedelta(hours=5, minutes=30))),
+            updated_at=datetime(2024, 6, 1, 12, 0, 0, 42, tzinfo=UTC),
+        )
+        self.add(opened, [full, minimal, offset])
+        got = opened.get([full.id, minimal.id, offset.id])
+        assert got[full.id] == full
+        assert got[minimal.id] == minimal
+        assert got[offset.id] == offset  # the same instant; the timezone may be normalized to UTC
+        for m in got.values():
+            for stamp in (m.created_at, m.updated_at, m.deleted_at, m.last_accessed):
+                if stamp is not None:
+                    assert stamp.tzinfo is not None and stamp.utcoffset() is not None, "naive datetime"
+        g = got[full.id]
+        assert g.created_at.utcoffset() == timedelta(0)
+        assert g.created_at.microsecond == 999999
+        assert isinstance(g.tags, tuple) and g.tags == full.tags
+        assert g.type is MemoryType.PROCEDURAL
+        assert g.pinned is True
+        assert g.metadata["nested"]["list"] == [1, 2.5, "three", None, True]
+        assert got[minimal.id].deleted_at is None and got[minimal.id].last_accessed is None
+
+    def test_get_missing_ids(self, opened: Store) -> None:
+        """Troubleshooting: ``get`` returns a dict holding only the ids that exist; a missing id is
+        absent, never an exception or a None value. ``get([])`` is ``{}``."""
+        items = [memory(1), memory(2)]
+        self.add(opened, items)
+        missing = "99999999-9999-9999-9999-999999999999"
+        assert opened.get([missing]) == {}
+        assert opened.get([]) == {}
+        got = opened.get([items[0].id, missing, items[1].id, items[0].id])
+        assert set(got) == {items[0].id, items[1].id}
+
+    def test_get_returns_tombstones_and_superseded(self, opened: Store) -> None:
+        """Troubleshooting: ``get`` ignores filters: deleted and superseded memories and every namespace
+        come back (the engine resolves chains with it)."""
+        items = [
+            memory(1, deleted_at=BASE_TIME),
+            memory(2, superseded_by="11111111-2222-3333-4444-555555555555"),
+            memory(3, namespace="elsewhere"),
+        ]
+        self.add(opened, items)
+        assert set(opened.get([m.id for m in items])) == {m.id for m in items}
+
+    def test_insert_duplicate_id_stores_nothing_of_the_batch(self, opened: Store) -> None:
+        """Troubleshooting: inserting an id that already exists must raise, and the whole ``insert``
+        call must be atomic: the other memories of that batch must not be stored either (write the batch
+        in one transaction)."""
+        first = memory(1)
+        self.add(opened, [first])
+        fresh = memory(2)
+        with pytest.raises(Exception):  # noqa: B017 - any error type is acceptable
+            self.add(opened, [fresh, first.model_copy(update={"content": "dup"})], seed=5)
+        assert opened.get([fresh.id]) == {}
+        assert opened.get([first.id])[first.id].content == first.content
+        assert opened.count(ALL) == 1
+
+    def test_insert_many(self, opened: Store) -> None:
+        """Troubleshooting: one ``insert`` call may carry many memories; row i of ``vectors`` belongs to
+        memory i. If KNN finds the wrong ids, vectors were paired with the wrong rows."""
+        items = [memory(i) for i in range(100)]
+        vectors = self.add(opened, items, seed=3)
+        assert opened.count(ALL) == 100
+        for i in (0, 37, 99):
+            assert opened.knn(vectors[i], 1, ALL)[0][0] == items[i].id
+
+    # -- update_fields ---------------------------------------------------------------------------
+    def test_update_fields(self, opened: Store) -> None:
+        """Troubleshooting: ``update_fields`` sets exactly the given fields of one memory and leaves every
+        other field (and every other memory) untouched; values round-trip like in insert."""
+        target, other = memory(1, tags=("a",)), memory(2)
+        self.add(opened, [target, other])
+        stamp = BASE_TIME + timedelta(days=1, microseconds=7)
+        changes: dict[str, Any] = {
+            "superseded_by": other.id,
+            "updated_at": stamp,
+            "pinned": True,
+            "importance": 0.9,
+            "access_count": 3,
+            "last_accessed": stamp,
+            "metadata": {"k": {"v": [1, 2]}},
+            "tags": ("b", "c"),
+        }
+        opened.update_fields(target.id, changes)
+        got = opened.get([target.id, other.id])
+        assert got[target.id] == target.model_copy(update=changes)
+        assert got[other.id] == other
+        opened.update_fields(target.id, {"deleted_at": stamp})
+        assert opened.get([target.id])[target.id].deleted_at == stamp
+        assert opened.get([target.id])[target.id].pinned is True
+
+    def test_update_fields_moves_memory_between_filters(self, opened: Store) -> None:
+        """Troubleshooting: filters must see updates. A store that copies flags into its vector or
+        keyword index (e.g. sqlite-vec metadata columns) must update that copy in ``update_fields`` too,
+        or tombstoned memories keep turning up in search (and un-deleted ones never come back)."""
+        items = [memory(i, content=f"walrus fact {i}") for i in range(3)]
+        vectors = self.add(opened, items)
+        victim = items[0]
+        opened.update_fields(victim.id, {"deleted_at": BASE_TIME})
+        assert victim.id not in dict(opened.knn(vectors[0], 3, SEARCH))
+        assert victim.id not in {m.id for m in opened.list(SEARCH, 10)}
+        assert opened.count(SEARCH) == 2
+        if opened.capabilities.keyword_search:
+            assert victim.id not in dict(opened.keyword_search("walrus", 10, SEARCH))
+        opened.update_fields(victim.id, {"deleted_at": None})
+        assert opened.knn(vectors[0], 1, SEARCH)[0][0] == victim.id
+        opened.update_fields(items[1].id, {"superseded_by": items[2].id})
+        heads = MemoryFilter(include_superseded=False)
+        assert items[1].id not in dict(opened.knn(vectors[1], 3, heads))
+        assert opened.knn(vectors[1], 1, SEARCH)[0][0] == items[1].id
+        assert opened.count(heads) == 2
+
+    # -- transactions ----------------------------------------------------------------------------
+    def test_transaction_commits(self, opened: Store) -> None:
+        """Troubleshooting: writes inside ``with store.transaction():`` must all be visible after the
+        block exits normally (commit on exit), including reads made inside the block."""
+        a, b = memory(1), memory(2)
+        with opened.transaction():
+            self.add(opened, [a])
+            self.add(opened, [b], seed=1)
+            opened.update_fields(a.id, {"pinned": True})
+            assert set(opened.get([a.id, b.id])) == {a.id, b.id}
+        assert opened.get([a.id])[a.id].pinned is True
+        assert opened.count(ALL) == 2
+
+    def test_transaction_rollback(self, opened: Store) -> None:
+        """Troubleshooting: an exception inside ``transaction()`` must undo EVERY write of the block
+        (inserts, their vectors and keyword entries, and updates) and propagate the exception. If rows
+        remain, each write probably commits on its own instead of joining the open transaction."""
+        keep = memory(1, content="kept ocelot")
+        vectors = self.add(opened, [keep])
+        doomed = [memory(2, content="doomed ocelot"), memory(3, content="doomed ocelot too")]
+        with pytest.raises(RuntimeError, match="boom"), opened.transaction():
+            self.add(opened, doomed, vectors=np.stack([vectors[0], vectors[0]]))
+            opened.update_fields(keep.id, {"pinned": True, "deleted_at": BASE_TIME})
+            raise RuntimeError("boom")
+        assert opened.get([m.id for m in doomed]) == {}
+        assert opened.get([keep.id])[keep.id] == keep
+        assert opened.count(ALL) == 1
+        assert [i for i, _ in opened.knn(vectors[0], 5, ALL)] == [keep.id]
+        if opened.capabilities.keyword_search:
+            assert [i for i, _ in opened.keyword_search("ocelot", 5, ALL)] == [keep.id]
+        self.add(opened, doomed, seed=9)  # the store is still usable, and the ids are free again
+        assert opened.count(ALL) == 3
+
+    def test_nested_transaction(self, opened: Store) -> None:
+        """Troubleshooting: ``transaction()`` may nest; the inner block is a no-op (it neither commits
+        nor starts a new transaction), so an exception escaping the OUTER block undoes the inner
+        block's writes too. Keep a depth counter; only the outermost block begins/commits/rolls back."""
+        a, b, c = memory(1), memory(2), memory(3)
+        with opened.transaction():
+            with opened.transaction():
+                self.add(opened, [a])
+            self.add(opened, [b], seed=1)
+        assert opened.count(ALL) == 2
+        with pytest.raises(RuntimeError), opened.transaction():
+            with opened.transaction():
+                self.add(opened, [c], seed=2)
+            raise RuntimeError("outer fails")
+        assert opened.get([c.id]) == {}
+        assert opened.count(ALL) == 2
+
+    def test_threads(self, opened: Store) -> None:
+        """Troubleshooting: the server calls the store from worker threads. Guard the connection(s)
+        with a lock (SQLite: ``check_same_thread=False`` plus an RLock held for a whole transaction), or
+        writes get lost, interleave inside another thread's transaction, or raise."""
+        errors: list[BaseException] = []
+        per_thread = 25
+
+        def work(t: int) -> None:
+            try:
+                for i in range(per_thread):
+                    m = memory(t * 1000 + i)
+                    with opened.transaction():
+                        self.add(opened, [m], seed=t * 1000 + i)
+                        opened.update_fields(m.id, {"access_count": 1})
+                    assert opened.get([m.id])[m.id].access_count == 1
+                    opened.knn(unit_vectors(1, self.dimensions, i)[0], 3, SEARCH)
+                    opened.count(SEARCH)
+            except BaseException as exc:
+                errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        assert not errors, errors
+        assert opened.count(ALL) == 4 * per_thread
+
+    # -- knn -------------------------------------------------------------------------------------
+    def test_knn_order_and_similarity(self, opened: Store) -> None:
+        """Troubleshooting: ``knn`` returns (id, COSINE SIMILARITY) pairs, most similar first. If values
+        are off, you probably return a distance (convert: cosine distance d → 1 - d; L2 distance on unit
+        vectors d → 1 - d²/2) or sort ascending."""
+        items = [memory(i) for i in range(60)]
+        vectors = self.add(opened, items, seed=11)
+        query = unit_vectors(1, self.dimensions, 12)[0]
+        hits = opened.knn(query, 10, SEARCH)
+        sims = vectors @ query
+        expected = np.argsort(-sims, kind="stable")[:10]
+        assert [i for i, _ in hits] == [items[j].id for j in expected]
+        np.testing.assert_allclose([s for _, s in hits], sims[expected], atol=1e-4)
+        assert all(isinstance(i, str) and isinstance(s, float) for i, s in hits)
+        exact = opened.knn(vectors[5], 1, SEARCH)
+        assert exact[0][0] == items[5].id and abs(exact[0][1] - 1.0) < 1e-4
+
+    def test_knn_filters_before_top_k_tombstones(self, opened: Store) -> None:
+        """Troubleshooting: filters must apply BEFORE the top-k. With 50 tombstoned memories right next
+        to the query and 3 live ones far away, ``k=3`` must return the 3 live ones. Getting fewer means
+        the store takes the top-k first and filters afterwards (sqlite-vec: a JOIN/WHERE on another
+        table filters after the KNN; put the flag in a vec0 metadata column or use ``rowid IN (…)``)."""
+        query = unit_vectors(1, self.dimensions, 21)[0]
+        dead = [memory(i, deleted_at=BASE_TIME) for i in range(50)]
+        live = [memory(100 + i) for i in range(3)]
+        self.add(opened, dead, vectors=np.stack([near(query, 100 + i) for i in range(50)]))
+        far = unit_vectors(3, self.dimensions, 22)
+        far = np.stack([v if float(v @ query) < 0.5 else -v for v in far])
+        self.add(opened, live, vectors=far)
+        hits = opened.knn(query, 3, SEARCH)
+        assert sorted(i for i, _ in hits) == sorted(m.id for m in live)
+        with_dead = opened.knn(query, 3, MemoryFilter(include_deleted=True))
+        assert {i for i, _ in with_dead} <= {m.id for m in dead}
+
+    def test_knn_include_superseded(self, opened: Store) -> None:
+        """Troubleshooting: ``include_superseded=True`` (the search default) keeps superseded versions
+        matchable; ``False`` excludes every memory whose ``superseded_by`` is set, before the top-k."""
+        query = unit_vectors(1, self.dimensions, 31)[0]
+        old = [memory(i, superseded_by="11111111-2222-3333-4444-555555555555") for i in range(20)]
+        heads = [memory(50 + i) for i in range(2)]
+        self.add(opened, old, vectors=np.stack([near(query, 200 + i) for i in range(20)]))
+        self.add(opened, heads, vectors=np.stack([near(-query, 300 + i) for i in range(2)]))
+        only_heads = opened.knn(query, 2, MemoryFilter(include_superseded=False))
+        assert sorted(i for i, _ in only_heads) == sorted(m.id for m in heads)
+        everything = opened.knn(query, 2, MemoryFilter(include_superseded=True))
+        assert {i for i, _ in everything} <= {m.id for m in old}
+
+    def test_knn_namespace_isolation(self, opened: Store) -> None:
+        """Troubleshooting: ``namespace="x"`` returns only memories of namespace x (before the top-k);
+        ``namespace=None`` means all namespaces; an unknown namespace returns nothing."""
+        query = unit_vectors(1, self.dimensions, 41)[0]
+        a = [memory(i, namespace="alpha") for i in range(10)]
+        b = [memory(20 + i, namespace="beta") for i in range(2)]
+        self.add(opened, a, vectors=np.stack([near(query, 400 + i) for i in range(10)]))
+        self.add(opened, b, vectors=np.stack([near(-query, 500 + i) for i in range(2)]))
+        in_b = opened.knn(query, 2, MemoryFilter(namespace="beta"))
+        assert sorted(i for i, _ in in_b) == sorted(m.id for m in b)
+        in_a = opened.knn(query, 20, MemoryFilter(namespace="alpha"))
+        assert {i for i, _ in in_a} == {m.id for m in a}
+        assert len(opened.knn(query, 50, MemoryFilter(namespace=None))) == 12
+        assert opened.knn(query, 5, MemoryFilter(namespace="no-such-namespace")) == []
+        assert opened.knn(query, 5, SEARCH) == []  # nothing in "default"
+
+    def test_knn_ids_filter(self, opened: Store) -> None:
+        """Troubleshooting: ``ids`` restricts the search to those memories (before the top-k), combined
+        with the other fields of the filter; an empty set matches nothing."""
+        query = unit_vectors(1, self.dimensions, 51)[0]
+        items = [memory(i) for i in range(30)]
+        vectors = np.stack([near(query, 600 + i, noise=0.02 * (i + 1)) for i in range(30)])
+        self.add(opened, items, vectors=vectors)
+        chosen = {items[25].id, items[27].id, items[29].id}
+        hits = opened.knn(query, 2, MemoryFilter(ids=frozenset(chosen)))
+        sims = {items[j].id: float(vectors[j] @ query) for j in (25, 27, 29)}
+        best_two = sorted(sims, key=lambda i: -sims[i])[:2]
+        assert [i for i, _ in hits] == best_two
+        assert opened.knn(query, 5, MemoryFilter(ids=frozenset())) == []
+        opened.update_fields(items[25].id, {"deleted_at": BASE_TIME})
+        hits = opened.knn(query, 5, MemoryFilter(ids=frozenset(chosen)))
+        assert {i for i, _ in hits} == chosen - {items[25].id}
+
+    def test_knn_k_larger_than_rows(self, opened: Store) -> None:
+        """Troubleshooting: asking for more neighbours than exist returns all matching memories (no
+        error, no padding); ``k`` up to 4096 (the engine's maximum) must be accepted."""
+        items = [memory(i) for i in range(5)]
+        vectors = self.add(opened, items)
+        assert len(opened.knn(vectors[0], 100, SEARCH)) == 5
+        assert len(opened.knn(vectors[0], 4096, SEARCH)) == 5
+        hits = opened.knn(vectors[0], 4096, SEARCH)
+        assert len({i for i, _ in hits}) == 5
+        assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
+
+    # -- keyword search --------------------------------------------------------------------------
+    def test_keyword_exact_term_first(self, opened: Store) -> None:
+        """Troubleshooting: ``keyword_search`` returns (id, score) with HIGHER = better, best first. With
+        SQLite FTS5, ``bm25()`` is lower-is-better: negate it. A memory containing the rare query term
+        must outrank memories that don't contain it."""
+        self._keyword(opened)
+        docs = [
+            "The deploy pipeline runs on Tuesdays",
+            "Our mascot is a capybara named Lars",
+            "Tuesdays are for planning and coffee",
+            "Coffee machine is on the second floor",
+        ]
+        items = [memory(i, content=text) for i, text in enumerate(docs)]
+        self.add(opened, items)
+        hits = opened.keyword_search("capybara", 10, SEARCH)
+        assert hits and hits[0][0] == items[1].id
+        assert all(isinstance(i, str) and isinstance(s, float) for i, s in hits)
+        hits = opened.keyword_search("what happens on tuesdays with the deploy?", 10, SEARCH)
+        assert hits[0][0] == items[0].id
+        scores = [s for _, s in hits]
+        assert scores == sorted(scores, reverse=True)
+        assert opened.keyword_search("capybara", 10, MemoryFilter(namespace="elsewhere")) == []
+        assert len(opened.keyword_search("tuesdays coffee", 1, SEARCH)) == 1
+
+    def test_keyword_query_syntax_never_raises(self, opened: Store) -> None:
+        """Troubleshooting: user text must never reach the query parser raw. With FTS5, ``"``, ``AND``,
+        ``-``, ``*``, ``(``, ``column:`` are syntax: extract words and quote each one (``"word"``), and
+        return [] when no word is left. Any exception here is a crash in search_memories."""
+        self._keyword(opened)
+        self.add(opened, [memory(1, content="zebra and giraffe AND friends, near (the) river: ok")])
+        for query in FTS_HOSTILE_QUERIES:
+            hits = opened.keyword_search(query, 5, SEARCH)
+            assert isinstance(hits, list), query
+        assert opened.keyword_search("-zebra +giraffe", 5, SEARCH)
+
+    def test_keyword_filters(self, opened: Store) -> None:
+        """Troubleshooting: keyword search applies the same filter as ``knn``, before its top-k:
+        tombstones excluded unless ``include_deleted``, superseded excluded when ``include_superseded``
+        is false, namespace isolation, ``ids`` restriction."""
+        self._keyword(opened)
+        dead = [memory(i, content=f"platypus platypus platypus {i}", deleted_at=BASE_TIME) for i in range(20)]
+        old = memory(30, content="platypus once", superseded_by="11111111-2222-3333-4444-555555555555")
+        live = memory(31, content="a platypus lives here, among many other words")
+        other_ns = memory(32, content="platypus platypus", namespace="elsewhere")
+        self.add(opened, [*dead, old, live, other_ns])
+        ids = _hit_ids
+        assert ids(opened.keyword_search("platypus", 2, SEARCH)) == {old.id, live.id}
+        assert ids(opened.keyword_search("platypus", 2, MemoryFilter(include_superseded=False))) == {live.id}
+        assert ids(opened.keyword_search("platypus", 5, MemoryFilter(namespace="elsewhere"))) == {other_ns.id}
+        assert len(opened.keyword_search("platypus", 50, MemoryFilter(include_deleted=True))) == 22
+        assert len(opened.keyword_search("platypus", 50, ALL)) == 23
+        only = MemoryFilter(ids=frozenset({live.id, dead[0].id}))
+        assert ids(opened.keyword_search("platypus", 5, only)) == {live.id}
+        assert opened.keyword_search("platypus", 5, MemoryFilter(ids=frozenset())) == []
+        assert opened.keyword_search("nonexistentword", 5, ALL) == []
+
+    # -- list / count / iter_all -----------------------------------------------------------------
+    def test_list_order(self, opened: Store) -> None:
+        """Troubleshooting: ``list`` orders newest first by (created_at DESC, id DESC). If equal
+        timestamps come back in insertion order, add ``id DESC`` as the tie-breaker; if timestamps sort
+        wrongly, they are stored as text of varying width or in local time."""
+        same = BASE_TIME + timedelta(hours=1)
+        items = [memory(i) for i in range(5)] + [
+            memory(10 + i, created_at=same, updated_at=same) for i in range(4)
+        ]
+        items.append(memory(11, created_at=BASE_TIME - timedelta(days=400)))
+        self.add(opened, items)
+        got = opened.list(SEARCH, 100)
+        expected = sorted(items, key=lambda m: (m.created_at, m.id), reverse=True)
+        assert [m.id for m in got] == [m.id for m in expected]
+        assert got == expected
+        assert [m.id for m in opened.list(SEARCH, 3)] == [m.id for m in expected[:3]]
+
+    def test_list_keyset_paging(self, opened: Store) -> None:
+        """Troubleshooting: ``after=(created_at, id)`` of the last row of a page must start the next page
+        right after it: rows with ``(created_at, id) < after`` only. Pages must neither repeat nor skip
+        rows, also when many rows share one created_at (compare the pair, not created_at alone)."""
+        items = []
+        for i in range(27):
+            stamp = BASE_TIME + timedelta(seconds=i // 4)  # groups of 4 share a timestamp
+            items.append(memory(i, created_at=stamp, updated_at=stamp))
+        self.add(opened, items)
+        seen: list[str] = []
+        after: tuple[datetime, str] | None = None
+        for _ in range(100):
+            page = opened.list(SEARCH, 5, after)
+            if not page:
+                break
+            assert len(page) <= 5
+            seen.extend(m.id for m in page)
+            after = (page[-1].created_at, page[-1].id)
+        expected = sorted(items, key=lambda m: (m.created_at, m.id), reverse=True)
+        assert seen == [m.id for m in expected]
+
+    def test_list_filters(self, opened: Store) -> None:
+        """Troubleshooting: ``list`` applies the filter like ``knn``: the engine lists with
+        ``include_superseded=False`` (current heads only) and never shows tombstones."""
+        live = memory(1)
+        dead = memory(2, deleted_at=BASE_TIME)
+        old = memory(3, superseded_by=live.id)
+        far = memory(4, namespace="elsewhere")
+        self.add(opened, [live, dead, old, far])
+        ids = _row_ids
+        assert ids(opened.list(MemoryFilter(include_superseded=False), 10)) == {live.id}
+        assert ids(opened.list(SEARCH, 10)) == {live.id, old.id}
+        assert ids(opened.list(MemoryFilter(namespace=None, include_deleted=True), 10)) == {
+            live.id,
+            dead.id,
+            old.id,
+            far.id,
+        }
+        assert ids(opened.list(MemoryFilter(namespace="elsewhere"), 10)) == {far.id}
+        assert ids(opened.list(MemoryFilter(ids=frozenset({dead.id, old.id})), 10)) == {old.id}
+
+    def test_count(self, opened: Store) -> None:
+        """Troubleshooting: ``count(where)`` must agree with ``list(where, ∞)`` for every filter."""
+        items = [
+            memory(1),
+            memory(2),
+            memory(3, deleted_at=BASE_TIME),
+            memory(4, superseded_by="11111111-2222-3333-4444-555555555555"),
+            memory(5, namespace="elsewhere"),
+            memory(6, namespace="elsewhere", deleted_at=BASE_TIME),
+        ]
+        self.add(opened, items)
+        filters = [
+            SEARCH,
+            ALL,
+            MemoryFilter(include_superseded=False),
+            MemoryFilter(namespace=None),
+            MemoryFilter(namespace="elsewhere", include_deleted=True),
+            MemoryFilter(namespace="nowhere"),
+            MemoryFilter(ids=frozenset({items[0].id, items[2].id, items[4].id})),
+            MemoryFilter(namespace=None, ids=frozenset({items[0].id, items[2].id, items[4].id})),
+        ]
+        expected = [3, 6, 2, 4, 2, 0, 1, 2]
+        assert [opened.count(f) for f in filters] == expected
+        assert [len(opened.list(f, 1000)) for f in filters] == expected
+
+    def test_iter_all(self, opened: Store) -> None:
+        """Troubleshooting: ``iter_all`` yields EVERY memory exactly once — tombstones, superseded
+        versions and all namespaces included — even past any internal batch size."""
+        items = [
+            memory(i, namespace="a" if i % 3 else "b", deleted_at=BASE_TIME if i % 7 == 0 else None)
+            for i in range(1234)
+        ]
+        self.add(opened, items)
+        got = list(opened.iter_all())
+        assert len(got) == len(items)
+        assert {m.id: m for m in got} == {m.id: m for m in items}
+
+
+StoreConformance._suite = StoreConformance

@@ -1,0 +1,378 @@
+"""Tests specific to SqliteVecStore: binding choice, SQLite settings, processes, crashes, schema, FTS sync."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mcp_memory_core import Memory, MemoryFilter, ModelMismatchError, Settings, StoreSpec
+from mcp_memory_sqlite_vec import SCHEMA_VERSION, SqliteVecStore
+from mcp_memory_sqlite_vec.binding import BINDINGS, BindingError, select_binding
+from mcp_memory_sqlite_vec.store import MAX_K, from_micros, fts_query, to_micros
+
+DIMS = 8
+MODEL = "test-model-8"
+ALL = MemoryFilter(namespace=None, include_deleted=True, include_superseded=True)
+
+
+def vecs(n: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    v = rng.standard_normal((n, DIMS)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "data" / "memories.db"
+
+
+@pytest.fixture
+def store(db: Path):
+    s = SqliteVecStore(db)
+    s.open(MODEL, DIMS)
+    yield s
+    s.close()
+
+
+def run_python(code: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+# -- binding --------------------------------------------------------------------------------------
+def test_binding_selection_prefers_a_working_binding() -> None:
+    binding = select_binding()
+    assert binding.name in BINDINGS
+    if not hasattr(sqlite3.Connection, "enable_load_extension"):
+        assert binding.name != "stdlib"  # this Python cannot load extensions: a fallback must be chosen
+    conn = binding.connect(":memory:", timeout=1)
+    try:
+        assert conn.execute("SELECT vec_version()").fetchone()[0] == binding.vec_version
+        conn.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+    finally:
+        conn.close()
+    assert "SQLite" in binding.describe() and binding.vec_version in binding.describe()
+
+
+def test_binding_can_be_forced(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert select_binding("sqlean").name == "sqlean"
+    monkeypatch.setenv("MCP_MEMORY_SQLITE_BINDING", "sqlean")
+    assert select_binding().name == "sqlean"
+    with pytest.raises(BindingError, match="not a SQLite binding"):
+        select_binding("nonsense")
+
+
+def test_unusable_stdlib_is_reported() -> None:
+    if hasattr(sqlite3.Connection, "enable_load_extension"):
+        pytest.skip("this Python's sqlite3 can load extensions")
+    with pytest.raises(BindingError, match=r"stdlib.*enable_load_extension"):
+        select_binding("stdlib")
+
+
+def test_open_logs_binding_once_to_logger_not_stdout(
+    db: Path, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+) -> None:
+    caplog.set_level(logging.INFO, logger="mcp_memory_sqlite_vec")
+    s = SqliteVecStore(db)
+    s.open(MODEL, DIMS)
+    s.close()
+    lines = [r.getMessage() for r in caplog.records if r.name == "mcp_memory_sqlite_vec"]
+    assert len(lines) == 1
+    assert s.binding is not None and s.binding.name in lines[0]
+    assert "SQLite " in lines[0] and "sqlite-vec v" in lines[0]
+    assert capsys.readouterr().out == ""
+
+
+def test_plugin_import_is_cheap() -> None:
+    result = run_python(
+        """
+        import sys
+        import mcp_memory_sqlite_vec.plugin
+        heavy = [m for m in ("sqlite_vec", "sqlean", "pysqlite3") if m in sys.modules]
+        print(heavy)
+        """
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+def test_plugin_registration(tmp_path: Path) -> None:
+    from mcp_memory_sqlite_vec import plugin
+
+    (spec,) = list(plugin.mcp_memory_stores())
+    assert isinstance(spec, StoreSpec) and spec.name == "sqlite-vec"
+    store = spec.factory(Settings(db_path=tmp_path / "x.db"))
+    assert isinstance(store, SqliteVecStore)
+    assert store.location == str(tmp_path / "x.db")
+    names = {ep.name: ep.value for ep in entry_points(group="mcp_memory")}
+    assert names.get("sqlite-vec") == "mcp_memory_sqlite_vec.plugin"
+
+
+def test_discovered_by_plugin_manager(tmp_path: Path) -> None:
+    from mcp_memory_core import PluginManager
+
+    manager = PluginManager(strict=True)
+    manager.load_entry_points()
+    info = {b.name: b for b in manager.backends() if b.kind == "store"}
+    assert info["sqlite-vec"].package == "mcp-memory-sqlite-vec"
+    store = manager.store("sqlite-vec").factory(Settings(db_path=tmp_path / "m.db"))
+    assert isinstance(store, SqliteVecStore)
+
+
+# -- SQLite settings and schema -------------------------------------------------------------------
+def test_wal_full_sync_busy_timeout(store: SqliteVecStore, db: Path) -> None:
+    conn = store._conn
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+    assert conn.execute("PRAGMA busy_timeout").fetchone()[0] >= 5000
+    binding = select_binding()
+    other = binding.module.connect(str(db))
+    try:  # WAL is a property of the file: another connection sees it
+        assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    finally:
+        other.close()
+
+
+def test_creates_parent_directory(tmp_path: Path) -> None:
+    path = tmp_path / "a" / "b" / "c" / "m.db"
+    s = SqliteVecStore(path)
+    s.open(MODEL, DIMS)
+    s.close()
+    assert path.exists()
+
+
+def test_schema_meta_recorded(store: SqliteVecStore) -> None:
+    meta = store.meta()
+    assert meta["schema_version"] == str(SCHEMA_VERSION)
+    assert meta["model_id"] == MODEL
+    assert meta["dimensions"] == str(DIMS)
+    assert "sqlite-vec" in meta["created_by"]
+
+
+def test_dimension_mismatch_refused(store: SqliteVecStore, db: Path) -> None:
+    store.close()
+    with pytest.raises(ModelMismatchError, match=r"\(8-d\)"):
+        SqliteVecStore(db).open(MODEL, 16)
+
+
+def test_mismatch_leaves_store_closed_and_reusable(store: SqliteVecStore, db: Path) -> None:
+    store.insert([Memory(content="a")], vecs(1))
+    store.close()
+    s = SqliteVecStore(db)
+    with pytest.raises(ModelMismatchError) as info:
+        s.open("other", DIMS)
+    assert str(db) in str(info.value)
+    with pytest.raises(RuntimeError, match="not open"):
+        s.count(ALL)
+    s.open(MODEL, DIMS)
+    assert s.count(ALL) == 1
+    s.close()
+
+
+def test_newer_schema_refused(store: SqliteVecStore, db: Path) -> None:
+    with store.transaction():
+        store._conn.execute("UPDATE meta SET value = '999' WHERE key = 'schema_version'")
+    store.close()
+    with pytest.raises(RuntimeError, match="schema version 999"):
+        SqliteVecStore(db).open(MODEL, DIMS)
+
+
+def test_datetimes_stored_as_sortable_integers(store: SqliteVecStore) -> None:
+    m = Memory(content="t")
+    store.insert([m], vecs(1))
+    (created,) = store._conn.execute("SELECT created_at FROM memories").fetchone()
+    assert isinstance(created, int)
+    assert from_micros(created) == m.created_at and from_micros(to_micros(m.created_at)) == m.created_at
+
+
+def test_memory_database(tmp_path: Path) -> None:
+    s = SqliteVecStore(":memory:")
+    s.open(MODEL, DIMS)
+    s.insert([Memory(content="hello")], vecs(1))
+    assert s.location == ":memory:" and s.count(MemoryFilter()) == 1
+    s.close()
+
+
+# -- input checks ---------------------------------------------------------------------------------
+def test_wrong_vector_shape_refused(store: SqliteVecStore) -> None:
+    with pytest.raises(ValueError, match="8-d"):
+        store.insert([Memory(content="a")], np.zeros((1, 4), np.float32))
+    with pytest.raises(ValueError):
+        store.insert([Memory(content="a"), Memory(content="b")], vecs(1))
+    with pytest.raises(ValueError, match="NaN"):
+        store.insert([Memory(content="a")], np.full((1, DIMS), np.nan, np.float32))
+    with pytest.raises(ValueError):
+        store.knn(np.zeros(4, np.float32), 3, ALL)
+    assert store.count(ALL) == 0
+
+
+def test_knn_k_is_clamped(store: SqliteVecStore) -> None:
+    store.insert([Memory(content="a")], vecs(1))
+    assert len(store.knn(vecs(1)[0], MAX_K * 10, ALL)) == 1
+    assert store.knn(vecs(1)[0], 0, ALL) == []
+
+
+def test_update_fields_rejects_unknown_and_missing(store: SqliteVecStore) -> None:
+    m = Memory(content="a")
+    store.insert([m], vecs(1))
+    with pytest.raises(ValueError, match="Unknown"):
+        store.update_fields(m.id, {"colour": "red"})
+    with pytest.raises(ValueError):
+        store.update_fields(m.id, {"importance": 7})
+    with pytest.raises(LookupError):
+        store.update_fields("00000000-0000-0000-0000-000000000000", {"pinned": True})
+
+
+def test_fts_query_quoting() -> None:
+    assert fts_query('"') is None
+    assert fts_query("  - * ( ") is None
+    assert fts_query('He said "AND" - ok') == '"he" OR "said" OR "and" OR "ok"'
+
+
+# -- FTS sync -------------------------------------------------------------------------------------
+def _fts_integrity(store: SqliteVecStore) -> None:
+    store._conn.execute("INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)")
+
+
+def test_fts_in_sync_after_purge_and_content_update(store: SqliteVecStore) -> None:
+    a, b = Memory(content="alpaca grazing"), Memory(content="llama grazing")
+    store.insert([a, b], vecs(2))
+    assert store.purge([a.id, "00000000-0000-0000-0000-000000000000"]) == 1
+    assert [i for i, _ in store.keyword_search("alpaca", 5, ALL)] == []
+    assert [i for i, _ in store.keyword_search("grazing", 5, ALL)] == [b.id]
+    assert [i for i, _ in store.knn(vecs(2)[0], 5, ALL)] == [b.id]
+    (n_vectors,) = store._conn.execute("SELECT count(*) FROM vectors").fetchone()
+    assert n_vectors == 1
+    store.update_fields(b.id, {"content": "vicuna resting"})
+    assert store.keyword_search("llama", 5, ALL) == []
+    assert [i for i, _ in store.keyword_search("vicuna", 5, ALL)] == [b.id]
+    _fts_integrity(store)
+    assert store.purge([]) == 0
+
+
+def test_porter_stemming(store: SqliteVecStore) -> None:
+    m = Memory(content="The user prefers running tests in parallel")
+    store.insert([m], vecs(1))
+    assert [i for i, _ in store.keyword_search("run test", 5, MemoryFilter())] == [m.id]
+
+
+# -- processes ------------------------------------------------------------------------------------
+WRITER = """
+import sys, numpy as np
+from mcp_memory_core import Memory
+from mcp_memory_sqlite_vec import SqliteVecStore
+path, tag, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+store = SqliteVecStore(path)
+store.open("test-model-8", 8)
+rng = np.random.default_rng(abs(hash(tag)) % 1000)
+for i in range(n):
+    v = rng.standard_normal((1, 8)).astype(np.float32)
+    store.insert([Memory(content=f"{tag} {i}", metadata={"tag": tag})], v / np.linalg.norm(v))
+    if i % 20 == 0:
+        store.count(__import__("mcp_memory_core").MemoryFilter())
+store.close()
+print("done", tag)
+"""
+
+
+def test_two_processes_write_concurrently(db: Path) -> None:
+    SqliteVecStore(db).open(MODEL, DIMS)  # create the schema first (as a running server would have)
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(db), tag, "200"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for tag in ("left", "right")
+    ]
+    outputs = [p.communicate(timeout=300) for p in procs]
+    for p, (out, err) in zip(procs, outputs, strict=True):
+        assert p.returncode == 0, err
+        assert "locked" not in err
+        assert out.startswith("done")
+    s = SqliteVecStore(db)
+    s.open(MODEL, DIMS)
+    try:
+        assert s.count(ALL) == 400
+        tags = [m.metadata["tag"] for m in s.iter_all()]
+        assert tags.count("left") == 200 and tags.count("right") == 200
+        assert len(s.knn(vecs(1)[0], 500, ALL)) == 400
+        assert len(s.keyword_search("left", 500, ALL)) == 200
+    finally:
+        s.close()
+
+
+def test_two_processes_open_a_new_file_at_once(tmp_path: Path) -> None:
+    """Schema creation races: both processes see no schema and create it (IF NOT EXISTS under BEGIN
+    IMMEDIATE)."""
+    db = tmp_path / "race.db"
+    procs = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(db), tag, "5"], stderr=subprocess.PIPE, text=True)
+        for tag in ("a", "b")
+    ]
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+    s = SqliteVecStore(db)
+    s.open(MODEL, DIMS)
+    assert s.count(ALL) == 10
+    s.close()
+
+
+def test_acknowledged_write_survives_crash(db: Path) -> None:
+    result = run_python(
+        """
+        import os, sys, numpy as np
+        from mcp_memory_core import Memory
+        from mcp_memory_sqlite_vec import SqliteVecStore
+        store = SqliteVecStore(sys.argv[1])
+        store.open("test-model-8", 8)
+        v = np.ones((1, 8), np.float32) / np.sqrt(8)
+        m = Memory(content="survives the crash")
+        store.insert([m], v)
+        print(m.id, flush=True)
+        os._exit(1)  # no close, no checkpoint, no atexit
+        """,
+        str(db),
+    )
+    assert result.returncode == 1, result.stderr
+    memory_id = result.stdout.strip()
+    assert Path(str(db) + "-wal").exists()
+    s = SqliteVecStore(db)
+    s.open(MODEL, DIMS)
+    try:
+        assert s.get([memory_id])[memory_id].content == "survives the crash"
+        assert s.knn(np.ones(DIMS, np.float32), 1, MemoryFilter())[0][0] == memory_id
+        assert s.keyword_search("crash", 1, MemoryFilter())[0][0] == memory_id
+    finally:
+        s.close()
+
+
+def test_other_process_sees_commits(store: SqliteVecStore, db: Path) -> None:
+    m = Memory(content="visible elsewhere")
+    store.insert([m], vecs(1))
+    result = run_python(
+        """
+        import sys
+        from mcp_memory_sqlite_vec import SqliteVecStore
+        s = SqliteVecStore(sys.argv[1]); s.open("test-model-8", 8)
+        print(list(s.get([sys.argv[2]])))
+        """,
+        str(db),
+        m.id,
+    )
+    assert result.returncode == 0, result.stderr
+    assert m.id in result.stdout
