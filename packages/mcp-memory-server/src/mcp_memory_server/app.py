@@ -1,0 +1,245 @@
+"""The MCP surface: tools, the ``memory://{id}`` resource and the server instructions.
+
+Every tool validates its arguments (pydantic, from the signature) and runs the engine call off the
+event loop. An expected failure (empty content, a bad id, an unknown id, a bad cursor, updating a
+superseded memory …) becomes a tool error (``isError: true``) carrying the engine's message.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+from mcp.server import MCPServer
+from mcp.server.context import ServerRequestContext
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from . import __version__
+from .serialize import hit_to_dict, memory_to_dict, page_to_dict, view_to_dict
+from .service import EngineFactory, MemoryService
+
+if TYPE_CHECKING:
+    from mcp_memory_core.engine import MemoryEngine
+    from mcp_memory_core.settings import Settings
+
+# The core (and numpy, pydantic-settings …) is imported by the warm-up thread, after the handshake:
+# nothing on the path to the ``initialize`` reply imports it. Tools import it lazily, once warm.
+# These mirror mcp_memory_core.engine.MAX_SEARCH_LIMIT / MAX_LIST_LIMIT (a unit test checks it).
+MAX_SEARCH_LIMIT = 100
+MAX_LIST_LIMIT = 1000
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+SERVER_NAME = "mcp-memory"
+
+INSTRUCTIONS = """\
+mcp-memory is your long-term memory: it persists across conversations and is searched by meaning, \
+not by exact words.
+
+Search (search_memories):
+- at the start of a task, search for what you may already know about the user, the project and the \
+topic at hand;
+- before asking the user something they may have told you before (a preference, a path, a name, a \
+decision), search first.
+
+Store (store_memory) durable information worth knowing next time: facts about the user and their \
+projects, preferences, decisions and their reasons, conventions, names of people and tools, \
+important dates. Store one self-contained fact per memory, written so it makes sense without this \
+conversation (say who and what, not "he" or "this"). Do not store secrets, passwords or transient \
+chatter.
+
+Update (update_memory) when a fact changed: call update_memory on the old memory's id with the new \
+wording instead of storing a second, contradicting memory. The old version stays in history and a \
+search with its wording returns the current version.
+
+Delete (delete_memory) a memory that is wrong or that the user asks you to forget.
+
+get_memory shows one memory by id as it is (with status current, superseded or deleted, and head_id: \
+the id of its current version). list_memories pages through everything stored, newest first.\
+"""
+
+READ_ONLY = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+WRITE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+)
+DELETE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+)
+
+MemoryId = Annotated[
+    str, Field(description="A memory id (UUID), as returned by store_memory or search_memories.")
+]
+Content = Annotated[
+    str,
+    Field(
+        description=(
+            "The text to remember: one self-contained fact, preference or decision, understandable "
+            "without the current conversation."
+        )
+    ),
+]
+Metadata = Annotated[
+    dict[str, Any] | None,
+    Field(
+        description='Optional key/value pairs about the memory, e.g. {"project": "atlas", "topic": "deploy"}.'
+    ),
+]
+
+
+def build_app(
+    settings: Settings | None = None,
+    *,
+    service: MemoryService | None = None,
+    engine_factory: EngineFactory | None = None,
+) -> MCPServer[Any]:
+    """The MCP server. Cheap: no store is opened and no model loaded until after the handshake."""
+    if service is None:
+        service = MemoryService(settings, engine_factory)
+
+    async def run(fn: Callable[[MemoryEngine], T]) -> T:
+        try:
+            return await service.call(fn)
+        except Exception as exc:
+            from mcp_memory_core.errors import MemoryServerError
+
+            if isinstance(exc, MemoryServerError):
+                raise ToolError(str(exc)) from exc
+            raise
+
+    async def warm_after_handshake(ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
+        """Start loading the model once the client has its ``initialize`` answer.
+
+        ``notifications/initialized`` is the client's acknowledgement of that answer; a 2026-era
+        connection has no handshake, so its first request of any other kind serves the same role.
+        Warming only starts after ``call_next`` returns, so it never delays the reply itself.
+        """
+        result = await call_next(ctx)
+        if ctx.method != "initialize" and not service.warmup_started:
+            log.debug("Handshake done (%s): warming up in the background", ctx.method)
+            service.start_warmup()
+        return result
+
+    mcp: MCPServer[Any] = MCPServer(
+        SERVER_NAME,
+        title="mcp-memory",
+        description="Persistent, semantically searchable memory for AI assistants",
+        instructions=INSTRUCTIONS,
+        version=__version__,
+        middleware=[warm_after_handshake],
+    )
+    mcp.memory_service = service  # type: ignore[attr-defined]  # handy for tests and the CLI
+
+    def tool(annotations: ToolAnnotations) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """Register a tool whose description is its (dedented) docstring."""
+
+        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            mcp.add_tool(fn, description=inspect.cleandoc(fn.__doc__ or ""), annotations=annotations)
+            return fn
+
+        return register
+
+    @tool(WRITE)
+    async def store_memory(content: Content, metadata: Metadata = None) -> dict[str, Any]:
+        """Store a new memory: a durable fact, preference or decision worth recalling in later conversations.
+
+        If the memory replaces something stored before, use update_memory on the old id instead.
+        Returns the new memory's id, status "stored" and the stored memory.
+        """
+        outcome = await run(lambda engine: engine.store_memory(content, metadata))
+        return {"id": outcome.memory.id, "status": outcome.status, "memory": memory_to_dict(outcome.memory)}
+
+    @tool(READ_ONLY)
+    async def search_memories(
+        query: Annotated[str, Field(description="What you are looking for, in natural language.")],
+        limit: Annotated[int, Field(description=f"Maximum number of results, 1 to {MAX_SEARCH_LIMIT}.")] = 10,
+    ) -> dict[str, Any]:
+        """Search memories by meaning; results are the current versions, best match first.
+
+        Use it at the start of a task and before asking the user something they may have said before.
+        Each result has its id, content, metadata, score and similarity; matched_id names an older
+        version when that version's wording is what matched (the result is its current version).
+        """
+        hits = await run(lambda engine: engine.search_memories(query, limit))
+        results = [hit_to_dict(hit) for hit in hits]
+        return {"results": results, "count": len(results)}
+
+    @tool(READ_ONLY)
+    async def get_memory(id: MemoryId) -> dict[str, Any]:
+        """Get one memory by id, exactly as stored.
+
+        status is "current", "superseded" (a newer version exists: head_id is its id) or "deleted".
+        A superseded memory is returned as it is, never silently replaced by its newer version.
+        """
+        view = await run(lambda engine: engine.get_memory(id))
+        return view_to_dict(view)
+
+    @tool(WRITE)
+    async def update_memory(id: MemoryId, content: Content, metadata: Metadata = None) -> dict[str, Any]:
+        """Replace a memory whose fact changed: creates a new version and marks the old one superseded.
+
+        Use this instead of storing a contradicting memory. Only the current version can be updated.
+        metadata replaces the old metadata; omit it to keep the old metadata.
+        Returns the new id, the superseded (old) id and status "updated".
+        """
+        outcome = await run(lambda engine: engine.update_memory(id, content, metadata))
+        return {
+            "id": outcome.memory.id,
+            "superseded": outcome.superseded.id,
+            "status": "updated",
+            "memory": memory_to_dict(outcome.memory),
+        }
+
+    @tool(DELETE)
+    async def delete_memory(id: MemoryId) -> dict[str, Any]:
+        """Delete a memory that is wrong or that the user wants forgotten; it never appears in search again.
+
+        Returns status "deleted", or "already_deleted" when it was deleted before.
+        """
+        outcome = await run(lambda engine: engine.delete_memory(id))
+        return {"id": outcome.memory.id, "status": outcome.status, "success": True}
+
+    @tool(READ_ONLY)
+    async def list_memories(
+        limit: Annotated[int, Field(description=f"Page size, 1 to {MAX_LIST_LIMIT}.")] = 50,
+        cursor: Annotated[
+            str | None, Field(description="The next_cursor of the previous page; omit it for the first page.")
+        ] = None,
+    ) -> dict[str, Any]:
+        """List current memories, newest first, one page at a time.
+
+        Returns memories, next_cursor (null on the last page) and total (the number of current memories).
+        """
+        page = await run(lambda engine: engine.list_memories(limit, cursor))
+        return page_to_dict(page)
+
+    @mcp.resource(
+        "memory://{id}",
+        name="memory",
+        title="A memory by id",
+        description="One memory as JSON, exactly as get_memory returns it.",
+        mime_type="application/json",
+    )
+    async def memory_resource(id: str) -> str:
+        try:
+            view = await service.call(lambda engine: engine.get_memory(id))
+        except Exception as exc:
+            from mcp_memory_core.errors import MemoryNotFoundError, MemoryServerError
+
+            if isinstance(exc, MemoryNotFoundError):
+                raise ResourceNotFoundError(str(exc)) from exc
+            if isinstance(exc, MemoryServerError):
+                raise ResourceError(str(exc)) from exc
+            raise
+
+        return json.dumps(view_to_dict(view), ensure_ascii=False)
+
+    return mcp

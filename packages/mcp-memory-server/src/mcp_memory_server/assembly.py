@@ -1,0 +1,43 @@
+"""Settings → plugin manager → store, embedder and ranker → a MemoryEngine.
+
+Cheap by design: spec factories only build backend objects; the model loads later (``engine.warm()``).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from mcp_memory_core.engine import MemoryEngine
+from mcp_memory_core.plugins import PluginManager, plugin_manager_from_settings
+from mcp_memory_core.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+def load_plugins(settings: Settings) -> PluginManager:
+    """Every installed plugin, honouring MCP_MEMORY_DISABLE_PLUGINS and MCP_MEMORY_STRICT_PLUGINS."""
+    return plugin_manager_from_settings(strict=settings.strict_plugins, disabled=settings.disable_plugins)
+
+
+def build_engine(settings: Settings | None = None, plugins: PluginManager | None = None) -> MemoryEngine:
+    """Assemble the engine the settings ask for.
+
+    All three names are resolved before any factory runs, so a typo fails fast with
+    :class:`~mcp_memory_core.errors.UnknownBackendError` ("… not recognized. Choose one of: …").
+    """
+    settings = settings if settings is not None else Settings()
+    plugins = plugins if plugins is not None else load_plugins(settings)
+    store_spec = plugins.store(settings.store)
+    embedder_spec = plugins.embedder(settings.embedder)
+    ranker_spec = plugins.ranker(settings.ranker)
+    store = store_spec.factory(settings)
+    embedder = embedder_spec.factory(settings)
+    ranker = ranker_spec.factory(settings)
+    log.info(
+        "Memory engine: store=%s (%s), embedder=%s, ranker=%s",
+        store_spec.name,
+        getattr(store, "location", "?"),
+        embedder_spec.name,
+        ranker_spec.name,
+    )
+    return MemoryEngine(store, embedder, ranker)

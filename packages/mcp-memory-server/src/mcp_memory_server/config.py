@@ -1,0 +1,23 @@
+"""Reading the settings, with a clear error for a bad value (imported lazily: it pulls in the core)."""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+
+from mcp_memory_core.errors import MemoryServerError
+from mcp_memory_core.settings import Settings
+
+
+class ConfigurationError(MemoryServerError):
+    """An MCP_MEMORY_* environment variable holds a value that cannot be used."""
+
+
+def load_settings() -> Settings:
+    try:
+        return Settings()
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"MCP_MEMORY_{'_'.join(str(part) for part in err['loc']).upper()}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise ConfigurationError(f"invalid settings: {problems}") from None

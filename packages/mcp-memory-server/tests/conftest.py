@@ -1,0 +1,55 @@
+"""Fixtures for the server's unit tests: the app on the fast fakes (hash embedder, in-memory store)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+
+from mcp_memory_core.settings import Settings
+
+FAKE_ENV = {
+    "MCP_MEMORY_STORE": "memory",
+    "MCP_MEMORY_EMBEDDER": "hash",
+    "MCP_MEMORY_RANKER": "similarity",
+    "MCP_MEMORY_DISABLE_PLUGINS": "",
+    "MCP_MEMORY_STRICT_PLUGINS": "false",
+    "MCP_MEMORY_LOG_LEVEL": "WARNING",
+}
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def fake_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> Iterator[dict[str, str]]:
+    env = {**FAKE_ENV, "MCP_MEMORY_DB_PATH": str(tmp_path / "memories.db")}
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    yield env
+
+
+@pytest.fixture
+def settings(fake_env: dict[str, str]) -> Settings:
+    return Settings()
+
+
+@pytest.fixture
+def app(settings: Settings) -> Iterator[Any]:
+    from mcp_memory_server.app import build_app
+
+    server = build_app(settings)
+    yield server
+    server.memory_service.close()
+
+
+@pytest.fixture(params=["auto", "legacy"])
+async def client(request: pytest.FixtureRequest, app: Any) -> AsyncIterator[Any]:
+    """An in-process MCP client, in both protocol eras: 2026 (no handshake) and legacy (initialize)."""
+    from mcp import Client
+
+    async with Client(app, mode=request.param) as connected:
+        yield connected

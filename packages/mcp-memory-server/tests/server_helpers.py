@@ -1,0 +1,19 @@
+"""Assertions shared by the server's unit tests (a uniquely named module: several conftest.py exist)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def payload(result: Any) -> dict[str, Any]:
+    """The structured result of a successful tool call (also checks the text content agrees)."""
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    assert json.loads(result.content[0].text) == result.structured_content
+    return dict(result.structured_content)
+
+
+def error_text(result: Any) -> str:
+    assert result.is_error, result.structured_content
+    return " ".join(block.text for block in result.content)

@@ -1,0 +1,160 @@
+"""Serialization, assembly, logging and import weight."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+import textwrap
+from datetime import UTC, datetime
+
+import pytest
+
+from mcp_memory_core.errors import UnknownBackendError
+from mcp_memory_core.models import Memory, MemoryView, Page, SearchHit
+from mcp_memory_core.settings import Settings
+from mcp_memory_server.assembly import build_engine
+from mcp_memory_server.logging_setup import configure_logging, parse_level
+from mcp_memory_server.serialize import hit_to_dict, memory_to_dict, page_to_dict, view_to_dict
+
+T0 = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
+A = "11111111-1111-4111-8111-111111111111"
+B = "22222222-2222-4222-8222-222222222222"
+
+
+def test_memory_to_dict() -> None:
+    memory = Memory(id=A, content="c", metadata={"k": [1, 2]}, created_at=T0, updated_at=T0, superseded_by=B)
+    assert memory_to_dict(memory) == {
+        "id": A,
+        "content": "c",
+        "metadata": {"k": [1, 2]},
+        "created_at": "2025-01-02T03:04:05+00:00",
+        "updated_at": "2025-01-02T03:04:05+00:00",
+        "superseded_by": B,
+        "deleted": False,
+        "deleted_at": None,
+    }
+
+
+def test_deleted_memory() -> None:
+    data = memory_to_dict(Memory(id=A, content="c", created_at=T0, updated_at=T0, deleted_at=T0))
+    assert data["deleted"] is True and data["deleted_at"] == "2025-01-02T03:04:05+00:00"
+
+
+def test_view_to_dict() -> None:
+    memory = Memory(id=A, content="c", created_at=T0, updated_at=T0, superseded_by=B)
+    data = view_to_dict(MemoryView(memory=memory, head_id=B, status="superseded"))
+    assert data["status"] == "superseded" and data["head_id"] == B and data["content"] == "c"
+
+
+def test_hit_to_dict_matched_id_only_when_it_differs() -> None:
+    memory = Memory(id=B, content="new", created_at=T0, updated_at=T0)
+    via_old = hit_to_dict(
+        SearchHit(memory=memory, score=0.9, matched_id=A, similarity=0.8, parts={"sim": 0.8})
+    )
+    assert via_old["matched_id"] == A and via_old["score"] == 0.9 and via_old["similarity"] == 0.8
+    assert via_old["score_parts"] == {"sim": 0.8}
+    direct = hit_to_dict(SearchHit(memory=memory, score=0.5, matched_id=B, similarity=None, parts={}))
+    assert direct["matched_id"] is None and direct["similarity"] is None and "score_parts" not in direct
+
+
+def test_page_to_dict() -> None:
+    memory = Memory(id=A, content="c", created_at=T0, updated_at=T0)
+    data = page_to_dict(Page(memories=[memory], next_cursor="abc", total=7))
+    assert data["next_cursor"] == "abc" and data["total"] == 7 and data["memories"][0]["id"] == A
+
+
+def test_build_engine_from_settings(settings: Settings) -> None:
+    engine = build_engine(settings)
+    assert type(engine.store).__name__ == "InMemoryStore"
+    assert type(engine.embedder).__name__ == "HashEmbedder"
+    assert engine.store_memory("hello").status == "stored"
+
+
+@pytest.mark.parametrize("kind", ["store", "embedder", "ranker"])
+def test_unknown_backend_names_the_choices(
+    fake_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    monkeypatch.setenv(f"MCP_MEMORY_{kind.upper()}", "nonexistent")
+    with pytest.raises(UnknownBackendError, match="Choose one of") as info:
+        build_engine(Settings())
+    assert info.value.kind == kind and "nonexistent" in str(info.value)
+
+
+def test_parse_level() -> None:
+    assert parse_level("debug") == logging.DEBUG
+    assert parse_level("WARNING") == logging.WARNING
+    assert parse_level(15) == 15
+    assert parse_level("chatty") == logging.INFO
+
+
+def test_configure_logging_uses_stderr_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    root = logging.getLogger()
+    saved_handlers, saved_level = list(root.handlers), root.level
+    try:
+        root.handlers = [logging.StreamHandler(sys.stdout)]
+        configure_logging("DEBUG")
+        configure_logging("DEBUG")  # idempotent
+        streams = [getattr(h, "stream", None) for h in root.handlers]
+        assert sys.stdout not in streams
+        assert streams.count(sys.stderr) == 1
+        assert root.level == logging.DEBUG
+    finally:
+        root.handlers, root.level = saved_handlers, saved_level
+
+
+HEAVY = ("onnxruntime", "torch", "sentence_transformers", "tokenizers", "transformers")
+
+
+def test_importing_the_server_and_building_the_app_imports_no_model_runtime() -> None:
+    """Measured in a fresh interpreter, with the real default embedder selected (if installed)."""
+    script = textwrap.dedent(
+        f"""
+        import os, sys
+        os.environ["MCP_MEMORY_DB_PATH"] = ":memory:"
+        import mcp_memory_server, mcp_memory_server.cli, mcp_memory_server.server
+        from mcp_memory_server.app import build_app
+        app = build_app()
+        heavy = [m for m in {HEAVY!r} if m in sys.modules]
+        assert not heavy, heavy
+        assert not app.memory_service.built
+        # the stdio path to the initialize reply does not even import the core (numpy, settings …)
+        early = [m for m in ("mcp_memory_core", "numpy", "pydantic_settings") if m in sys.modules]
+        assert not early, early
+        print("ok")
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ok"
+
+
+def test_importing_the_package_root_is_featherweight() -> None:
+    script = "import sys, mcp_memory_server; print(sorted(m for m in ('mcp', 'mcp_memory_core', 'numpy') if m in sys.modules))"
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip() == "[]", proc.stderr
+
+
+def test_tool_limit_descriptions_mirror_the_engine() -> None:
+    from mcp_memory_core import engine
+    from mcp_memory_server import app
+
+    assert app.MAX_SEARCH_LIMIT == engine.MAX_SEARCH_LIMIT
+    assert app.MAX_LIST_LIMIT == engine.MAX_LIST_LIMIT
+
+
+def test_the_serve_command_reaches_the_event_loop_without_importing_the_core() -> None:
+    """What runs before the stdio loop starts (and so before ``initialize`` can be answered) stays light."""
+    script = textwrap.dedent(
+        """
+        import sys, anyio
+        def fake_run(fn, *args, **kwargs):
+            print(sorted(m for m in ("mcp_memory_core", "numpy", "pydantic_settings", "onnxruntime") if m in sys.modules))
+        anyio.run = fake_run
+        from mcp_memory_server.cli import main
+        main(["serve"])
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]", proc.stdout

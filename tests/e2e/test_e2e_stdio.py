@@ -1,0 +1,147 @@
+"""The real server over stdio, driven by the MCP SDK's ClientSession: every tool, chains, deletes, errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from e2e_helpers import error_text, module_command, payload, script_command, server_env, stdio_session
+
+pytestmark = [pytest.mark.e2e, pytest.mark.anyio, pytest.mark.usefixtures("default_plugins")]
+
+TOOLS = {"store_memory", "search_memories", "get_memory", "update_memory", "delete_memory", "list_memories"}
+
+
+async def call(session: Any, tool: str, **args: Any) -> dict[str, Any]:
+    return payload(await session.call_tool(tool, args))
+
+
+async def search_ids(session: Any, query: str, limit: int = 10) -> list[str]:
+    return [r["id"] for r in (await call(session, "search_memories", query=query, limit=limit))["results"]]
+
+
+@pytest.mark.parametrize("launcher", ["module", "script"])
+async def test_every_tool_over_stdio(launcher: str, db_path: Path, tmp_path: Path) -> None:
+    command = module_command() if launcher == "module" else script_command()
+    errlog = tmp_path / "server.err"
+    async with stdio_session(command, server_env(db_path), errlog) as session:
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        assert set(tools) == TOOLS
+
+        # store → search finds it
+        coffee = await call(
+            session,
+            "store_memory",
+            content="The user takes their coffee black, no sugar",
+            metadata={"kind": "pref"},
+        )
+        assert coffee["status"] == "stored" and uuid.UUID(coffee["id"])
+        await call(
+            session, "store_memory", content="The CI pipeline runs on GitHub Actions with a nightly job"
+        )
+        await call(session, "store_memory", content="Maria is the tech lead of the payments team")
+        hits = (
+            await call(session, "search_memories", query="how does the user like their coffee?", limit=3)
+        )["results"]
+        assert hits[0]["id"] == coffee["id"]
+        assert hits[0]["metadata"] == {"kind": "pref"} and hits[0]["similarity"] > 0.4
+
+        # update A → B → C; a search in A's wording returns C
+        a = await call(
+            session, "store_memory", content="The staging database runs PostgreSQL 13 on host db-stage-1"
+        )
+        b = await call(
+            session, "update_memory", id=a["id"], content="Staging moved to PostgreSQL 15 on db-stage-2"
+        )
+        assert b["status"] == "updated" and b["superseded"] == a["id"]
+        c = await call(
+            session, "update_memory", id=b["id"], content="Staging now uses managed Postgres 16 in AWS RDS"
+        )
+        result = (
+            await call(session, "search_memories", query="PostgreSQL 13 staging database on db-stage-1")
+        )["results"]
+        chain_hits = [r for r in result if r["id"] in {a["id"], b["id"], c["id"]}]
+        assert [r["id"] for r in chain_hits] == [c["id"]]  # one result for the chain: its head
+        assert chain_hits[0]["content"].startswith("Staging now uses managed Postgres 16")
+        assert chain_hits[0]["matched_id"] in {a["id"], b["id"]}
+
+        # get on a superseded memory: as-is, with status and head
+        old = await call(session, "get_memory", id=a["id"])
+        assert old["status"] == "superseded" and old["head_id"] == c["id"]
+        assert old["content"].startswith("The staging database runs PostgreSQL 13")
+        assert old["superseded_by"] == b["id"]
+        assert (await call(session, "get_memory", id=c["id"]))["status"] == "current"
+
+        # delete → never in search again (not even through its chain's old wording)
+        deleted = await call(session, "delete_memory", id=c["id"])
+        assert deleted == {"id": c["id"], "status": "deleted", "success": True}
+        assert (await call(session, "delete_memory", id=c["id"]))["status"] == "already_deleted"
+        for query in ("managed Postgres 16 in AWS RDS", "PostgreSQL 13 staging database", "staging database"):
+            assert not {a["id"], b["id"], c["id"]} & set(await search_ids(session, query, limit=20))
+        gone = await call(session, "get_memory", id=c["id"])
+        assert gone["status"] == "deleted" and gone["deleted"] is True
+
+        # list: current memories only, paged
+        page = await call(session, "list_memories", limit=2)
+        assert page["total"] == 3 and len(page["memories"]) == 2 and page["next_cursor"]
+        rest = await call(session, "list_memories", limit=2, cursor=page["next_cursor"])
+        assert len(rest["memories"]) == 1 and rest["next_cursor"] is None
+
+        # the resource
+        resource = await session.read_resource(f"memory://{coffee['id']}")
+        assert json.loads(resource.contents[0].text)["content"].startswith("The user takes their coffee")
+
+        # error paths are tool errors (isError), with the engine's message
+        unknown = "00000000-0000-4000-8000-000000000000"
+        assert "non-empty" in error_text(await session.call_tool("store_memory", {"content": ""}))
+        assert "not a memory id" in error_text(await session.call_tool("get_memory", {"id": "x"}))
+        assert "No memory with id" in error_text(await session.call_tool("get_memory", {"id": unknown}))
+        assert "No memory with id" in error_text(await session.call_tool("delete_memory", {"id": unknown}))
+        assert "from 1 to 100" in error_text(
+            await session.call_tool("search_memories", {"query": "x", "limit": 1000})
+        )
+        assert "cursor is not valid" in error_text(
+            await session.call_tool("list_memories", {"cursor": "abc"})
+        )
+        superseded = error_text(await session.call_tool("update_memory", {"id": a["id"], "content": "fork"}))
+        assert "superseded" in superseded
+
+    stderr = errlog.read_text()
+    assert "serving over stdio" in stderr  # logs went to stderr (stdout would have broken the session)
+    assert "Warm-up done" in stderr
+
+
+async def test_memories_persist_across_restarts_and_the_cli_reads_them(db_path: Path, tmp_path: Path) -> None:
+    env = server_env(db_path)
+    async with stdio_session(module_command(), env, tmp_path / "one.err") as session:
+        stored = await call(session, "store_memory", content="The user's dog is a corgi named Biscuit")
+    async with stdio_session(module_command(), env, tmp_path / "two.err") as session:
+        assert (await search_ids(session, "what breed is the user's pet?"))[0] == stored["id"]
+    assert db_path.exists()
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "mcp_memory_server", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    listed = json.loads(cli("list", "--json").stdout)
+    assert [m["id"] for m in listed["memories"]] == [stored["id"]]
+    found = cli("search", "pet dog breed")
+    assert found.returncode == 0 and stored["id"] in found.stdout.splitlines()[0]
+    shown = json.loads(cli("get", stored["id"], "--json").stdout)
+    assert shown["content"] == "The user's dog is a corgi named Biscuit" and shown["status"] == "current"
+    missing = cli("get", "00000000-0000-4000-8000-000000000000")
+    assert (
+        missing.returncode == 1
+        and "No memory with id" in missing.stderr
+        and "Traceback" not in missing.stderr
+    )
