@@ -80,7 +80,9 @@ def load_conversations(path: Path) -> list[Conversation]:
         turns: list[Memory] = []
         dia_ids: set[str] = set()
         session_dates: dict[str, datetime] = {}
-        for key in sorted((k for k in convo if re.fullmatch(r"session_\d+", k)), key=lambda k: int(k.split("_")[1])):
+        for key in sorted(
+            (k for k in convo if re.fullmatch(r"session_\d+", k)), key=lambda k: int(k.split("_")[1])
+        ):
             when = parse_session_date(convo[f"{key}_date_time"])
             session_dates[key] = when
             for index, turn in enumerate(convo[key]):
@@ -216,13 +218,17 @@ def run(
             engine = make_engine(Path(tmp))
             started = time.perf_counter()
             engine.import_memories(memories, batch_size=128)
-            log(f"{convo.sample_id} {granularity}: {len(memories)} memories in {time.perf_counter() - started:.1f}s")
+            log(
+                f"{convo.sample_id} {granularity}: {len(memories)} memories in {time.perf_counter() - started:.1f}s"
+            )
             default_ranker = engine.ranker
             for setup in setups:
                 engine.ranker = setup.ranker if setup.ranker is not None else default_ranker  # type: ignore[assignment]
                 depth = SESSION_DEPTH if granularity == "turns" else DEPTH
                 for question in convo.questions:
-                    ranked = [str(m.metadata["dia_id"]) for m in setup.retriever(engine, question.text, depth)]
+                    ranked = [
+                        str(m.metadata["dia_id"]) for m in setup.retriever(engine, question.text, depth)
+                    ]
                     metrics = question_metrics(ranked, question.evidence)
                     for bucket in ("all", CATEGORIES[question.category]):
                         scores = results[setup.name].setdefault(bucket, Scores())
@@ -254,7 +260,10 @@ def table(results: dict[str, dict[str, Scores]], granularity: str) -> str:
 
 def category_table(results: dict[str, dict[str, Scores]]) -> str:
     names = list(CATEGORIES.values())
-    lines = ["| retriever | " + " | ".join(f"{n} hit@5" for n in names) + " |", "|" + "---|" * (len(names) + 1)]
+    lines = [
+        "| retriever | " + " | ".join(f"{n} hit@5" for n in names) + " |",
+        "|" + "---|" * (len(names) + 1),
+    ]
     for name, buckets in results.items():
         cells = [f"{buckets[n].mean('hit@5'):.3f}" if n in buckets else "—" for n in names]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
@@ -266,12 +275,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     from mcp_memory_server.assembly import build_engine  # the server's own assembly: the real path
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared/data/locomo10.json")
+    parser.add_argument(
+        "--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared/data/locomo10.json"
+    )
     parser.add_argument("--out", type=Path, default=None, help="write a markdown report here")
     parser.add_argument("--split", choices=["dev", "test", "both"], default="both")
     parser.add_argument("--granularity", choices=["turns", "observations", "both"], default="both")
     parser.add_argument("--rankers", default="", help="comma-separated ranker names (default: all installed)")
-    parser.add_argument("--conversations", type=int, default=None, help="only the first N of each split (smoke runs)")
+    parser.add_argument(
+        "--conversations", type=int, default=None, help="only the first N of each split (smoke runs)"
+    )
     args = parser.parse_args(argv)
 
     if not args.data.exists():
@@ -281,7 +294,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     base = Settings()
     ranker_names = [n for n in args.rankers.split(",") if n] or pm.names("ranker")
     setups = [Setup("fts5 only (bm25)", None, keyword_only_retriever)]
-    setups += [Setup(f"ranker: {name}", pm.ranker(name).factory(base), engine_retriever) for name in ranker_names]
+    setups += [
+        Setup(f"ranker: {name}", pm.ranker(name).factory(base), engine_retriever) for name in ranker_names
+    ]
 
     def make_engine(tmp: Path) -> MemoryEngine:
         settings = base.model_copy(update={"db_path": tmp / "locomo.db"})
@@ -289,7 +304,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         engine.track_access = False  # questions must not change each other's ranking features
         return engine
 
-    report = ["# LoCoMo retrieval benchmark", "", f"Command: `python benchmarks/locomo.py {' '.join(argv or sys.argv[1:])}`", ""]
+    report = [
+        "# LoCoMo retrieval benchmark",
+        "",
+        f"Command: `python benchmarks/locomo.py {' '.join(argv or sys.argv[1:])}`",
+        "",
+    ]
     splits = ["dev", "test"] if args.split == "both" else [args.split]
     granularities = ["turns", "observations"] if args.granularity == "both" else [args.granularity]
     for split in splits:
@@ -297,7 +317,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         for granularity in granularities:
             results = run(chosen, make_engine, setups, granularity)
             title = f"## {split} split ({', '.join(c.sample_id for c in chosen)}), {granularity}"
-            block = [title, "", table(results, granularity), "", "hit@5 by category:", "", category_table(results), ""]
+            block = [
+                title,
+                "",
+                table(results, granularity),
+                "",
+                "hit@5 by category:",
+                "",
+                category_table(results),
+                "",
+            ]
             print("\n".join(block))
             report += block
     if args.out:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-import locomo  # noqa: E402
+import locomo
 
 
 def test_perfect_ranking():
@@ -58,4 +58,9 @@ def test_loads_the_real_data_when_present():
 
 
 def test_evidence_normalization():
-    assert locomo.normalize_evidence(["D8:6; D9:17", "D:11:26", "D30:05", "D"]) == ["D8:6", "D9:17", "D11:26", "D30:5"]
+    assert locomo.normalize_evidence(["D8:6; D9:17", "D:11:26", "D30:05", "D"]) == [
+        "D8:6",
+        "D9:17",
+        "D11:26",
+        "D30:5",
+    ]
