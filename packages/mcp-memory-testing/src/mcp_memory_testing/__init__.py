@@ -14,4 +14,3 @@ __all__ = [
     "make_candidate",
     "sample_candidates",
 ]
-
