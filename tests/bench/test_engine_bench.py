@@ -1,0 +1,93 @@
+"""store_memory and search_memories with the real parts (sqlite-vec + MiniLM) at 1k memories, each
+against its physical floor measured in the same run: the embedding call alone.
+
+    uv run nox -s bench      (or: pytest tests/bench --benchmark-only -s)
+
+The ratio (engine call / embedding alone) is printed and kept in ``extra_info``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import statistics
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from mcp_memory_core import Memory, MemoryEngine
+from mcp_memory_minilm.embedder import MiniLMEmbedder
+from mcp_memory_rankers import SimilarityRanker
+from mcp_memory_sqlite_vec.store import SqliteVecStore
+
+SIZE = 1_000
+SUBJECTS = ["The user", "The team", "Alice", "The build", "Our API", "The database", "Bob", "The client"]
+VERBS = ["prefers", "uses", "avoids", "needs", "deploys", "tests", "migrated to", "documents"]
+OBJECTS = [
+    "pytest",
+    "dark mode",
+    "PostgreSQL 16",
+    "tabs",
+    "Rust for the parser",
+    "weekly releases",
+    "the blue theme",
+    "type hints",
+    "uv for packaging",
+    "small pull requests",
+    "Kubernetes",
+    "SQLite",
+]
+
+
+def sentences(seed: int) -> Iterator[str]:
+    rng = random.Random(seed)
+    for i in itertools.count():
+        yield f"{rng.choice(SUBJECTS)} {rng.choice(VERBS)} {rng.choice(OBJECTS)} (note {i})."
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryEngine]:
+    path = Path(tmp_path_factory.mktemp("bench")) / "bench.db"
+    engine = MemoryEngine(SqliteVecStore(path), MiniLMEmbedder(), SimilarityRanker())
+    engine.warm()
+    texts = sentences(1)
+    engine.import_memories(Memory(content=next(texts)) for _ in range(SIZE))
+    yield engine
+    engine.close()
+
+
+def median_ms(fn: Callable[[], object], rounds: int = 60) -> float:
+    times = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times) * 1000
+
+
+def report(benchmark: pytest.FixtureRequest, name: str, ours_ms: float, floor_ms: float, floor: str) -> None:
+    ratio = ours_ms / floor_ms
+    benchmark.extra_info.update({f"{name}_p50_ms": ours_ms, f"{floor}_p50_ms": floor_ms, "ratio": ratio})
+    print(
+        f"\n{name} at {SIZE} memories: p50 {ours_ms:.2f} ms; {floor} alone {floor_ms:.2f} ms; ratio {ratio:.2f}"
+    )
+
+
+def test_store_memory_vs_embedding(benchmark: pytest.FixtureRequest, engine: MemoryEngine) -> None:
+    texts = sentences(2)
+    floor = median_ms(lambda: engine.embedder.embed_documents([next(texts)]))
+    ours = median_ms(lambda: engine.store_memory(next(texts)))
+    benchmark.pedantic(lambda: engine.store_memory(next(texts)), rounds=20)
+    report(benchmark, "store_memory", ours, floor, "embed_documents")
+
+
+def test_search_memories_vs_embedding(benchmark: pytest.FixtureRequest, engine: MemoryEngine) -> None:
+    queries = itertools.cycle(
+        ["what does the user prefer", "which database", "how do we deploy", "Alice tests"]
+    )
+    floor = median_ms(lambda: engine.embedder.embed_query(next(queries)))
+    ours = median_ms(lambda: engine.search_memories(next(queries), limit=10))
+    benchmark.pedantic(lambda: engine.search_memories(next(queries), limit=10), rounds=20)
+    report(benchmark, "search_memories", ours, floor, "embed_query")
