@@ -71,18 +71,42 @@ class Memory(BaseModel):
         return self.superseded_by is None and self.deleted_at is None
 
 
+MetadataValue = str | int | float | bool | None
+
+
 @dataclass(frozen=True)
 class MemoryFilter:
     """What a store must match. Stores apply every field BEFORE their top-k, never after.
 
     ``include_deleted`` and ``include_superseded`` default to the search view: vectors of superseded
     versions still match (the engine resolves them to their head), tombstones never do.
+    The user-facing fields: ``types`` (any of), ``tags_any`` (at least one of), ``tags_all`` (every
+    one of), ``created_after`` (inclusive) / ``created_before`` (exclusive), and ``metadata``: top-level
+    key = value pairs that must all hold (JSON equality: ``1`` and ``"1"`` differ).
     """
 
     namespace: str | None = DEFAULT_NAMESPACE
     include_deleted: bool = False
     include_superseded: bool = True
     ids: frozenset[str] | None = None
+    types: frozenset[MemoryType] | None = None
+    tags_any: frozenset[str] | None = None
+    tags_all: frozenset[str] | None = None
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+    metadata: tuple[tuple[str, MetadataValue], ...] = ()
+
+    @property
+    def narrows_content(self) -> bool:
+        """True when a user-facing field is set (anything beyond namespace and lifecycle flags)."""
+        return bool(
+            self.types is not None
+            or self.tags_any is not None
+            or self.tags_all is not None
+            or self.created_after is not None
+            or self.created_before is not None
+            or self.metadata
+        )
 
     def matches(self, memory: Memory) -> bool:
         """The reference semantics of the filter, for stores that filter in Python."""
@@ -92,7 +116,29 @@ class MemoryFilter:
             return False
         if not self.include_superseded and memory.superseded_by is not None:
             return False
-        return self.ids is None or memory.id in self.ids
+        if self.ids is not None and memory.id not in self.ids:
+            return False
+        if self.types is not None and memory.type not in self.types:
+            return False
+        if self.tags_any is not None and not self.tags_any.intersection(memory.tags):
+            return False
+        if self.tags_all is not None and not self.tags_all.issubset(memory.tags):
+            return False
+        if self.created_after is not None and memory.created_at < self.created_after:
+            return False
+        if self.created_before is not None and memory.created_at >= self.created_before:
+            return False
+        return all(
+            key in memory.metadata and _json_equal(memory.metadata[key], value)
+            for key, value in self.metadata
+        )
+
+
+def _json_equal(stored: Any, wanted: MetadataValue) -> bool:
+    # JSON equality: bool is not int, and 1 == 1.0 as in SQLite's json_extract comparison.
+    if isinstance(stored, bool) or isinstance(wanted, bool):
+        return isinstance(stored, bool) and isinstance(wanted, bool) and stored == wanted
+    return bool(stored == wanted)
 
 
 @dataclass(frozen=True)
@@ -100,11 +146,14 @@ class Candidate:
     """One memory offered to a ranker, with every feature the engine gathered for it.
 
     ``memory`` is the head of the chain (what the user gets back); ``matched_id`` is the version whose
-    vector or text matched. Similarities are cosine similarities in [-1, 1]; ranks start at 1.
+    vector matched best (``None`` for a keyword-only match). ``vector_similarity`` is the best cosine
+    similarity over the matched versions' passages, in [-1, 1]; ``keyword_score`` is the store's keyword
+    score (higher is better; only comparable within one query). Ranks start at 1 and count candidates
+    in that channel's order.
     """
 
     memory: Memory
-    matched_id: str
+    matched_id: str | None
     vector_similarity: float | None = None
     vector_rank: int | None = None
     keyword_score: float | None = None
@@ -126,7 +175,7 @@ class SearchHit:
 
     memory: Memory
     score: float
-    matched_id: str
+    matched_id: str | None
     similarity: float | None
     parts: dict[str, float]
 

@@ -73,18 +73,35 @@ class Store(Protocol):
     def transaction(self) -> AbstractContextManager[None]:
         """Group writes: all commit on normal exit, none on an exception. May nest (inner is a no-op)."""
 
-    def insert(self, memories: Sequence[Memory], vectors: Vector) -> None:
-        """Insert memories with their vectors (row i of ``vectors`` belongs to ``memories[i]``)."""
+    def insert(
+        self, memories: Sequence[Memory], vectors: Vector, owners: Sequence[int] | None = None
+    ) -> None:
+        """Insert memories with their vectors.
+
+        Without ``owners``, row i of ``vectors`` belongs to ``memories[i]``. With ``owners`` (one entry
+        per row), row i belongs to ``memories[owners[i]]``: a memory may have several vectors (its
+        whole text and its passages), and every memory has at least one.
+        """
 
     def get(self, ids: Sequence[str]) -> dict[str, Memory]:
         """Fetch memories by id, tombstones and superseded versions included. Missing ids are absent."""
 
     def update_fields(self, memory_id: str, fields: Mapping[str, Any]) -> None:
-        """Set fields of one memory (``superseded_by``, ``deleted_at``, ``updated_at``, ``pinned`` …)."""
+        """Set fields of one memory (``superseded_by``, ``deleted_at``, ``updated_at``, ``pinned`` …).
+        Raises ``MemoryNotFoundError`` for an unknown id."""
+
+    def record_access(self, counts: Mapping[str, int], when: datetime) -> None:
+        """Add ``counts[id]`` to each memory's ``access_count`` and set ``last_accessed = when`` — as an
+        increment, so concurrent processes never lose each other's counts. Unknown ids are ignored."""
+
+    def purge(self, ids: Sequence[str]) -> int:
+        """Hard delete: remove the rows, every vector and the keyword index entries of these memories.
+        Returns how many rows were removed. The engine keeps chains consistent around it."""
 
     def knn(self, vector: Vector, k: int, where: MemoryFilter) -> list[tuple[str, float]]:
-        """Up to ``k`` (memory id, cosine similarity) pairs, most similar first, among memories matching
-        ``where``. The filter applies before the top-k: if ``k`` memories match, ``k`` come back."""
+        """Up to ``k`` (memory id, cosine similarity) pairs of DISTINCT memories, most similar first,
+        among memories matching ``where``; a memory's similarity is the best over its vectors. The
+        filter applies before the top-k: if ``k`` memories match, ``k`` come back."""
 
     def keyword_search(self, query: str, k: int, where: MemoryFilter) -> list[tuple[str, float]]:
         """Up to ``k`` (memory id, score) pairs, best first (higher score is better). Only called when

@@ -17,7 +17,14 @@ from typing import Any
 
 import numpy as np
 
-from mcp_memory_core import Memory, MemoryFilter, ModelMismatchError, StoreCapabilities, Vector
+from mcp_memory_core import (
+    Memory,
+    MemoryFilter,
+    MemoryNotFoundError,
+    ModelMismatchError,
+    StoreCapabilities,
+    Vector,
+)
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -77,7 +84,7 @@ class InMemoryStore:
 
     def __init__(self) -> None:
         self._rows: dict[str, Memory] = {}
-        self._vectors: dict[str, Vector] = {}
+        self._vectors: dict[str, Vector] = {}  # memory id -> (n, dims): its whole text, then passages
         self._lock = threading.RLock()
         self._depth = 0
         self._model: tuple[str, int] | None = None
@@ -121,21 +128,29 @@ class InMemoryStore:
             finally:
                 self._depth = 0
 
-    def insert(self, memories: Sequence[Memory], vectors: Vector) -> None:
+    def insert(
+        self, memories: Sequence[Memory], vectors: Vector, owners: Sequence[int] | None = None
+    ) -> None:
         if self._model is None:
             raise RuntimeError("InMemoryStore.open() must be called before insert().")
         array = np.asarray(vectors, dtype=np.float32)
-        if array.shape != (len(memories), self._model[1]):
+        rows_owner = list(range(len(memories))) if owners is None else list(owners)
+        if array.ndim != 2 or array.shape != (len(rows_owner), self._model[1]):
             raise ValueError(
-                f"expected vectors of shape {(len(memories), self._model[1])}, got {array.shape}"
+                f"expected vectors of shape {(len(rows_owner), self._model[1])}, got {array.shape}"
             )
+        if set(rows_owner) != set(range(len(memories))):
+            raise ValueError("every memory needs at least one vector, and owners must index memories")
+        ids = [m.id for m in memories]
+        if len(set(ids)) != len(ids):
+            raise ValueError("duplicate memory ids in one insert")
         with self.transaction():
             for memory in memories:
                 if memory.id in self._rows:
                     raise ValueError(f"memory {memory.id} already exists")
-            for memory, vector in zip(memories, array, strict=True):
+            for index, memory in enumerate(memories):
                 self._rows[memory.id] = memory
-                self._vectors[memory.id] = vector.copy()
+                self._vectors[memory.id] = array[[i for i, o in enumerate(rows_owner) if o == index]].copy()
 
     def get(self, ids: Sequence[str]) -> dict[str, Memory]:
         with self._lock:
@@ -143,8 +158,30 @@ class InMemoryStore:
 
     def update_fields(self, memory_id: str, fields: Mapping[str, Any]) -> None:
         with self._lock:
+            if memory_id not in self._rows:
+                raise MemoryNotFoundError(memory_id)
             current = self._rows[memory_id]
-            self._rows[memory_id] = current.model_copy(update=copy.deepcopy(dict(fields)))
+            self._rows[memory_id] = Memory.model_validate(
+                {**current.model_dump(), **copy.deepcopy(dict(fields))}
+            )
+
+    def record_access(self, counts: Mapping[str, int], when: datetime) -> None:
+        with self.transaction():
+            for memory_id, count in counts.items():
+                if memory_id in self._rows:
+                    current = self._rows[memory_id]
+                    self._rows[memory_id] = current.model_copy(
+                        update={"access_count": current.access_count + count, "last_accessed": when}
+                    )
+
+    def purge(self, ids: Sequence[str]) -> int:
+        with self.transaction():
+            removed = 0
+            for memory_id in ids:
+                if self._rows.pop(memory_id, None) is not None:
+                    removed += 1
+                self._vectors.pop(memory_id, None)
+            return removed
 
     def _matching(self, where: MemoryFilter) -> list[Memory]:
         return [m for m in self._rows.values() if where.matches(m)]
@@ -154,10 +191,10 @@ class InMemoryStore:
             rows = self._matching(where)
             if not rows or k <= 0:
                 return []
-            matrix = np.stack([self._vectors[m.id] for m in rows])
-            similarities = matrix @ np.asarray(vector, dtype=np.float32)
-            order = np.argsort(-similarities, kind="stable")[:k]
-            return [(rows[i].id, float(similarities[i])) for i in order]
+            query = np.asarray(vector, dtype=np.float32)
+            best = np.array([float((self._vectors[m.id] @ query).max()) for m in rows])
+            order = np.argsort(-best, kind="stable")[:k]
+            return [(rows[i].id, float(best[i])) for i in order]
 
     def keyword_search(self, query: str, k: int, where: MemoryFilter) -> list[tuple[str, float]]:
         terms = set(tokenize(query))
