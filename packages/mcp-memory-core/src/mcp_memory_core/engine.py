@@ -1,17 +1,15 @@
 """The memory engine: the one place that owns the rules about memories, for every store.
 
-Rules owned here: input validation, supersession chains (update = new memory, old one points at it;
-search on old wording returns the head), soft delete (tombstones never appear in search or lists),
-chain-head resolution and de-duplication of search candidates, over-fetching so filtered or
-chain-collapsed searches never come back short, paging cursors.
+Rules owned here: supersession chains (update = new memory, old one points at it; search on old
+wording returns the head), soft delete (tombstones never appear in search or lists), which texts get
+vectors (passages), gathering search candidates from the vector and keyword channels and resolving
+them to live chain heads, filters, over-fetching so filtered or chain-collapsed searches never come
+back short, and access statistics. Input checks live in :mod:`.validation`.
 Stores only keep rows and vectors; rankers only order candidates.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import logging
 import math
 import uuid
@@ -20,6 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from .errors import InvalidInputError, MemoryNotFoundError, MemoryStateError
+from .filters import NO_FILTERS, Filters
 from .models import (
     DEFAULT_NAMESPACE,
     Candidate,
@@ -34,68 +33,26 @@ from .models import (
     UpdateOutcome,
     utcnow,
 )
-from .protocols import Embedder, Ranker, Store
+from .passages import split_passages
+from .protocols import Embedder, Ranker, Store, Vector
+from .validation import (
+    MAX_LIST_LIMIT,
+    MAX_SEARCH_LIMIT,
+    decode_cursor,
+    encode_cursor,
+    validate_content,
+    validate_id,
+    validate_importance,
+    validate_limit,
+    validate_metadata,
+    validate_tags,
+    validate_type,
+)
 
 log = logging.getLogger(__name__)
 
-MAX_CONTENT_CHARS = 100_000
-MAX_SEARCH_LIMIT = 100
-MAX_LIST_LIMIT = 1000
 MAX_KNN_K = 4096  # sqlite-vec's ceiling, and plenty for any store
 MAX_CHAIN_LENGTH = 10_000
-
-
-def validate_id(memory_id: str) -> str:
-    try:
-        return str(uuid.UUID(str(memory_id).strip()))
-    except (ValueError, AttributeError, TypeError):
-        raise InvalidInputError(f"{memory_id!r} is not a memory id (expected a UUID).") from None
-
-
-def validate_content(content: str) -> str:
-    if not isinstance(content, str) or not content.strip():
-        raise InvalidInputError("content must be a non-empty string.")
-    if len(content) > MAX_CONTENT_CHARS:
-        raise InvalidInputError(
-            f"content is {len(content):,} characters; the limit is {MAX_CONTENT_CHARS:,}. "
-            "Split it into several memories."
-        )
-    return content
-
-
-def validate_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
-    if metadata is None:
-        return {}
-    if not isinstance(metadata, Mapping):
-        raise InvalidInputError("metadata must be an object of key/value pairs.")
-    if not all(isinstance(key, str) for key in metadata):
-        raise InvalidInputError("metadata keys must be strings.")
-    try:
-        return dict(json.loads(json.dumps(dict(metadata), allow_nan=False)))
-    except (TypeError, ValueError) as exc:
-        raise InvalidInputError(f"metadata must be JSON-serializable: {exc}") from None
-
-
-def validate_limit(limit: int, maximum: int) -> int:
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= maximum:
-        raise InvalidInputError(f"limit must be an integer from 1 to {maximum}; got {limit!r}.")
-    return limit
-
-
-def encode_cursor(memory: Memory) -> str:
-    raw = json.dumps([memory.created_at.isoformat(), memory.id]).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def decode_cursor(cursor: str) -> tuple[datetime, str]:
-    try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        created, memory_id = json.loads(base64.urlsafe_b64decode(padded.encode()))
-        return datetime.fromisoformat(created), validate_id(memory_id)
-    except (ValueError, TypeError, binascii.Error, InvalidInputError):
-        raise InvalidInputError(
-            "cursor is not valid: pass the next_cursor of a previous list_memories result."
-        ) from None
 
 
 def _batched(items: Iterable[Memory], size: int) -> Iterator[list[Memory]]:
@@ -110,7 +67,10 @@ def _batched(items: Iterable[Memory], size: int) -> Iterator[list[Memory]]:
 
 
 class MemoryEngine:
-    """Store, search, update, delete and list memories over any Store, Embedder and Ranker."""
+    """Store, search, update, delete and list memories over any Store, Embedder and Ranker.
+
+    ``track_access`` (default on) makes every search add one access to each memory it returns.
+    """
 
     def __init__(
         self,
@@ -120,12 +80,14 @@ class MemoryEngine:
         *,
         namespace: str = DEFAULT_NAMESPACE,
         clock: Callable[[], datetime] = utcnow,
+        track_access: bool = True,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.ranker = ranker
         self.namespace = namespace
         self.clock = clock
+        self.track_access = track_access
         self._opened = False
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -144,17 +106,41 @@ class MemoryEngine:
         self.store.close()
         self._opened = False
 
+    # -- vectors ---------------------------------------------------------------------------------
+    def _embed(self, contents: Sequence[str]) -> tuple[Vector, list[int] | None]:
+        """Vectors for each content's passages, and the owner index of every row (None: one row each)."""
+        passages = [split_passages(content) for content in contents]
+        if all(len(p) == 1 for p in passages):
+            return self.embedder.embed_documents(list(contents)), None
+        owners = [index for index, texts in enumerate(passages) for _ in texts]
+        return self.embedder.embed_documents([t for texts in passages for t in texts]), owners
+
+    def _insert(self, memories: Sequence[Memory]) -> None:
+        vectors, owners = self._embed([m.content for m in memories])
+        self.store.insert(memories, vectors, owners)
+
     # -- writes ----------------------------------------------------------------------------------
-    def store_memory(self, content: str, metadata: Mapping[str, Any] | None = None) -> StoreOutcome:
-        content = validate_content(content)
-        meta = validate_metadata(metadata)
+    def store_memory(
+        self,
+        content: str,
+        metadata: Mapping[str, Any] | None = None,
+        *,
+        type: str | None = None,
+        tags: Iterable[str] | None = None,
+        importance: float | None = None,
+    ) -> StoreOutcome:
+        """Store a new memory. ``type`` defaults to semantic, ``importance`` to 0.5."""
+        fields: dict[str, Any] = {
+            "content": validate_content(content),
+            "metadata": validate_metadata(metadata),
+            "namespace": self.namespace,
+        }
+        fields.update(_optional_fields(type, tags, importance))
         self.open()
-        vector = self.embedder.embed_documents([content])
+        vectors, owners = self._embed([fields["content"]])
         now = self.clock()
-        memory = Memory(
-            content=content, metadata=meta, created_at=now, updated_at=now, namespace=self.namespace
-        )
-        self.store.insert([memory], vector)
+        memory = Memory(**fields, created_at=now, updated_at=now)
+        self.store.insert([memory], vectors, owners)
         return StoreOutcome(memory=memory, status="stored")
 
     def import_memories(
@@ -176,9 +162,9 @@ class MemoryEngine:
             existing = self.store.get([m.id for m in batch])
             fresh = [m for m in batch if m.id not in existing]
             if fresh:
-                vectors = self.embedder.embed_documents([m.content for m in fresh])
+                vectors, owners = self._embed([m.content for m in fresh])
                 with self.store.transaction():
-                    self.store.insert(fresh, vectors)
+                    self.store.insert(fresh, vectors, owners)
             inserted += len(fresh)
             skipped += len(batch) - len(fresh)
             if on_batch is not None:
@@ -186,36 +172,45 @@ class MemoryEngine:
         return ImportOutcome(inserted=inserted, skipped=skipped)
 
     def update_memory(
-        self, memory_id: str, content: str, metadata: Mapping[str, Any] | None = None
+        self,
+        memory_id: str,
+        content: str,
+        metadata: Mapping[str, Any] | None = None,
+        *,
+        type: str | None = None,
+        tags: Iterable[str] | None = None,
+        importance: float | None = None,
     ) -> UpdateOutcome:
         """Create the new version and point the old head at it, in one transaction.
 
         Only the current head of a chain can be updated: updating an older version would fork the
-        chain, so the error names the head to update instead. ``metadata=None`` keeps the old metadata.
+        chain, so the error names the head to update instead. Fields left ``None`` keep their values.
         """
         memory_id = validate_id(memory_id)
         content = validate_content(content)
+        changes = _optional_fields(type, tags, importance)
+        if metadata is not None:
+            changes["metadata"] = validate_metadata(metadata)
         self.open()
         old = self._require(memory_id)
         self._require_current(old, "update")
-        meta = validate_metadata(metadata) if metadata is not None else dict(old.metadata)
-        vector = self.embedder.embed_documents([content])
+        vectors, owners = self._embed([content])
         with self.store.transaction():
             old = self._require(memory_id)  # re-read under the write lock: no two updates fork a chain
             self._require_current(old, "update")
             now = self.clock()
             new = old.model_copy(
                 update={
+                    **changes,
                     "id": str(uuid.uuid4()),
                     "content": content,
-                    "metadata": meta,
                     "created_at": now,
                     "updated_at": now,
                     "access_count": 0,
                     "last_accessed": None,
                 }
             )
-            self.store.insert([new], vector)
+            self.store.insert([new], vectors, owners)
             self.store.update_fields(old.id, {"superseded_by": new.id, "updated_at": now})
         superseded = old.model_copy(update={"superseded_by": new.id, "updated_at": now})
         return UpdateOutcome(memory=new, superseded=superseded)
@@ -252,12 +247,14 @@ class MemoryEngine:
             status = "current"
         return MemoryView(memory=memory, head_id=self._head_id(memory), status=status)
 
-    def list_memories(self, limit: int = 50, cursor: str | None = None) -> Page:
-        """Current memories (chain heads, no tombstones), newest first."""
+    def list_memories(
+        self, limit: int = 50, cursor: str | None = None, filters: Filters = NO_FILTERS
+    ) -> Page:
+        """Current memories (chain heads, no tombstones) matching ``filters``, newest first."""
         limit = validate_limit(limit, MAX_LIST_LIMIT)
         after = decode_cursor(cursor) if cursor else None
         self.open()
-        where = MemoryFilter(namespace=self.namespace, include_superseded=False)
+        where = filters.where(self.namespace, include_superseded=False)
         rows = self.store.list(where, limit + 1, after)
         page, more = rows[:limit], len(rows) > limit
         return Page(
@@ -270,23 +267,23 @@ class MemoryEngine:
         self.open()
         return self.store.count(MemoryFilter(namespace=self.namespace, include_superseded=False))
 
-    def search_memories(self, query: str, limit: int = 10) -> list[SearchHit]:
+    def search_memories(self, query: str, limit: int = 10, filters: Filters = NO_FILTERS) -> list[SearchHit]:
+        """Rank live chain heads matching ``filters`` against ``query``.
+
+        Candidates come from the vector channel (every version's passages; the best match per chain
+        wins) and, when the store can, the keyword channel; the ranker orders them.
+        """
         if not isinstance(query, str) or not query.strip():
             raise InvalidInputError("query must be a non-empty string.")
         limit = validate_limit(limit, MAX_SEARCH_LIMIT)
         self.open()
         vector = self.embedder.embed_query(query)
-        where = MemoryFilter(namespace=self.namespace, include_superseded=True)
-        k = min(max(4 * limit, 32), MAX_KNN_K)
-        while True:
-            pairs = self.store.knn(vector, k, where)
-            candidates = self._candidates(pairs)
-            # Several versions of one chain, or matches whose head was deleted, collapse into fewer
-            # results than asked for: fetch deeper until we have enough or the store is exhausted.
-            if len(candidates) >= limit or len(pairs) < k or k >= MAX_KNN_K:
-                break
-            k = min(k * 4, MAX_KNN_K)
-        ranked = self.ranker.rank(query, candidates, self.clock())
+        where = filters.where(self.namespace, include_superseded=True)
+        candidates = self._gather(query, vector, limit, where)
+        now = self.clock()
+        ranked = self.ranker.rank(query, candidates, now)[:limit]
+        if self.track_access and ranked:
+            self.store.record_access({s.candidate.memory.id: 1 for s in ranked}, now)
         return [
             SearchHit(
                 memory=scored.candidate.memory,
@@ -295,8 +292,65 @@ class MemoryEngine:
                 similarity=scored.candidate.vector_similarity,
                 parts=dict(scored.parts),
             )
-            for scored in ranked[:limit]
+            for scored in ranked
         ]
+
+    def _gather(self, query: str, vector: Vector, limit: int, where: MemoryFilter) -> list[Candidate]:
+        """Candidates from both channels, resolved to live heads that match the filter.
+
+        Several versions of one chain, or matches whose head was deleted or no longer matches the
+        filter, collapse into fewer candidates than asked for: fetch deeper until the vector channel
+        alone yields ``limit`` candidates or the store is exhausted.
+        """
+        k = min(max(4 * limit, 32), MAX_KNN_K)
+        keyword = self.store.capabilities.keyword_search
+        while True:
+            vector_pairs = self.store.knn(vector, k, where)
+            keyword_pairs = self.store.keyword_search(query, k, where) if keyword else []
+            heads = self._live_heads([i for i, _ in vector_pairs] + [i for i, _ in keyword_pairs], where)
+            by_vector = _best_per_head(vector_pairs, heads)
+            if len(by_vector) >= limit or len(vector_pairs) < k or k >= MAX_KNN_K:
+                break
+            k = min(k * 4, MAX_KNN_K)
+        by_keyword = _best_per_head(keyword_pairs, heads)
+        heads_by_id = {head.id: head for head in heads.values()}
+        candidates = []
+        vector_ranks = {head: rank for rank, head in enumerate(by_vector, start=1)}
+        keyword_ranks = {head: rank for rank, head in enumerate(by_keyword, start=1)}
+        for head_id in list(by_vector) + [h for h in by_keyword if h not in by_vector]:
+            matched, similarity = by_vector.get(head_id, (None, None))
+            _, keyword_score = by_keyword.get(head_id, (None, None))
+            candidates.append(
+                Candidate(
+                    memory=heads_by_id[head_id],
+                    matched_id=matched,
+                    vector_similarity=similarity,
+                    vector_rank=vector_ranks.get(head_id),
+                    keyword_score=keyword_score,
+                    keyword_rank=keyword_ranks.get(head_id),
+                )
+            )
+        return candidates
+
+    def _live_heads(self, memory_ids: Sequence[str], where: MemoryFilter) -> dict[str, Memory]:
+        """memory id -> its live head, for matches whose head is current and matches ``where``'s
+        user-facing filters (a filter asks about the fact as it is now, not an old wording)."""
+        matched = self.store.get(list(dict.fromkeys(memory_ids)))
+        heads = self.resolve_heads(list(matched.values()))
+        head_filter = MemoryFilter(
+            namespace=where.namespace,
+            types=where.types,
+            tags_any=where.tags_any,
+            tags_all=where.tags_all,
+            created_after=where.created_after,
+            created_before=where.created_before,
+            metadata=where.metadata,
+        )
+        return {
+            memory_id: head
+            for memory_id, head in heads.items()
+            if head.is_current and (not where.narrows_content or head_filter.matches(head))
+        }
 
     # -- chains ----------------------------------------------------------------------------------
     def _require(self, memory_id: str) -> Memory:
@@ -353,19 +407,27 @@ class MemoryEngine:
             heads[memory.id] = current
         return heads
 
-    def _candidates(self, pairs: Sequence[tuple[str, float]]) -> list[Candidate]:
-        """Resolve KNN matches to live chain heads, one candidate per head (its best match wins)."""
-        matched = self.store.get([memory_id for memory_id, _ in pairs])
-        heads = self.resolve_heads(list(matched.values()))
-        best: dict[str, Candidate] = {}
-        for rank, (memory_id, similarity) in enumerate(pairs, start=1):
-            if memory_id not in matched or not math.isfinite(similarity):
-                continue
-            head = heads[memory_id]
-            if not head.is_current:
-                continue  # the chain ends in a tombstone (or is broken): the fact is gone
-            if head.id not in best:
-                best[head.id] = Candidate(
-                    memory=head, matched_id=memory_id, vector_similarity=float(similarity), vector_rank=rank
-                )
-        return list(best.values())
+
+def _optional_fields(
+    type: str | None, tags: Iterable[str] | None, importance: float | None
+) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    if (checked_type := validate_type(type)) is not None:
+        fields["type"] = checked_type
+    if (checked_tags := validate_tags(tags)) is not None:
+        fields["tags"] = checked_tags
+    if (checked_importance := validate_importance(importance)) is not None:
+        fields["importance"] = checked_importance
+    return fields
+
+
+def _best_per_head(
+    pairs: Sequence[tuple[str, float]], heads: Mapping[str, Memory]
+) -> dict[str, tuple[str, float]]:
+    """head id -> (the matching version's id, its score), in channel order, the first (best) match
+    of each chain kept; matches without a live head are dropped."""
+    best: dict[str, tuple[str, float]] = {}
+    for memory_id, score in pairs:
+        if memory_id in heads and math.isfinite(score):
+            best.setdefault(heads[memory_id].id, (memory_id, float(score)))
+    return best

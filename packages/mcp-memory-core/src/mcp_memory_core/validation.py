@@ -1,0 +1,159 @@
+"""Input validation and paging cursors: every check on what a caller passes in, in one place.
+
+Each failure raises :class:`InvalidInputError` with a message that says what is accepted.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+import uuid
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from .errors import InvalidInputError
+from .models import Memory, MemoryType
+
+MAX_CONTENT_CHARS = 100_000
+MAX_SEARCH_LIMIT = 100
+MAX_LIST_LIMIT = 1000
+MAX_KNN_K = 4096  # sqlite-vec's ceiling, and plenty for any store
+MAX_CHAIN_LENGTH = 10_000
+
+
+def validate_id(memory_id: str) -> str:
+    try:
+        return str(uuid.UUID(str(memory_id).strip()))
+    except (ValueError, AttributeError, TypeError):
+        raise InvalidInputError(f"{memory_id!r} is not a memory id (expected a UUID).") from None
+
+
+def validate_content(content: str) -> str:
+    if not isinstance(content, str) or not content.strip():
+        raise InvalidInputError("content must be a non-empty string.")
+    if len(content) > MAX_CONTENT_CHARS:
+        raise InvalidInputError(
+            f"content is {len(content):,} characters; the limit is {MAX_CONTENT_CHARS:,}. "
+            "Split it into several memories."
+        )
+    return content
+
+
+def validate_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, Mapping):
+        raise InvalidInputError("metadata must be an object of key/value pairs.")
+    if not all(isinstance(key, str) for key in metadata):
+        raise InvalidInputError("metadata keys must be strings.")
+    try:
+        return dict(json.loads(json.dumps(dict(metadata), allow_nan=False)))
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"metadata must be JSON-serializable: {exc}") from None
+
+
+def validate_limit(limit: int, maximum: int) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= maximum:
+        raise InvalidInputError(f"limit must be an integer from 1 to {maximum}; got {limit!r}.")
+    return limit
+
+
+def encode_cursor(memory: Memory) -> str:
+    raw = json.dumps([memory.created_at.isoformat(), memory.id]).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[datetime, str]:
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        created, memory_id = json.loads(base64.urlsafe_b64decode(padded.encode()))
+        return datetime.fromisoformat(created), validate_id(memory_id)
+    except (ValueError, TypeError, binascii.Error, InvalidInputError):
+        raise InvalidInputError(
+            "cursor is not valid: pass the next_cursor of a previous list_memories result."
+        ) from None
+
+
+MAX_TAGS = 32
+MAX_TAG_CHARS = 64
+
+
+def validate_type(value: str | MemoryType | None) -> MemoryType | None:
+    if value is None:
+        return None
+    try:
+        return MemoryType(str(value).strip().lower())
+    except ValueError:
+        choices = ", ".join(t.value for t in MemoryType)
+        raise InvalidInputError(f"type must be one of: {choices}; got {value!r}.") from None
+
+
+def validate_types(values: Iterable[str | MemoryType] | str | None) -> frozenset[MemoryType] | None:
+    if values is None:
+        return None
+    if isinstance(values, str):
+        values = [values]
+    types = frozenset(t for t in (validate_type(v) for v in values) if t is not None)
+    return types or None
+
+
+def validate_tags(tags: Iterable[str] | str | None) -> tuple[str, ...] | None:
+    """Tags are trimmed, case-preserving strings of 1-64 characters; duplicates collapse; at most 32."""
+    if tags is None:
+        return None
+    if isinstance(tags, str):
+        tags = [tags]
+    out: list[str] = []
+    for tag in tags:
+        if not isinstance(tag, str) or not tag.strip():
+            raise InvalidInputError("tags must be non-empty strings.")
+        tag = tag.strip()
+        if len(tag) > MAX_TAG_CHARS:
+            raise InvalidInputError(f"tag {tag[:20]!r}… is longer than {MAX_TAG_CHARS} characters.")
+        if tag not in out:
+            out.append(tag)
+    if len(out) > MAX_TAGS:
+        raise InvalidInputError(f"at most {MAX_TAGS} tags per memory; got {len(out)}.")
+    return tuple(out)
+
+
+def validate_importance(value: float | None) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise InvalidInputError(f"importance must be a number from 0 to 1; got {value!r}.")
+    if not 0.0 <= float(value) <= 1.0:
+        raise InvalidInputError(f"importance must be from 0 to 1; got {value!r}.")
+    return float(value)
+
+
+def validate_datetime(value: datetime | str | None, name: str) -> datetime | None:
+    """ISO 8601 (a date alone means its midnight); naive times are taken as UTC."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise InvalidInputError(
+                f"{name} must be an ISO 8601 date or time (e.g. 2026-01-31 or 2026-01-31T09:00:00Z); got {value!r}."
+            ) from None
+    if not isinstance(value, datetime):
+        raise InvalidInputError(f"{name} must be an ISO 8601 date or time.")
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def validate_metadata_filter(metadata: Mapping[str, Any] | None) -> tuple[tuple[str, Any], ...]:
+    if not metadata:
+        return ()
+    if not isinstance(metadata, Mapping) or not all(isinstance(k, str) for k in metadata):
+        raise InvalidInputError("the metadata filter must be an object of key/value pairs.")
+    for key, value in metadata.items():
+        if value is not None and not isinstance(value, str | int | float | bool):
+            raise InvalidInputError(
+                f"metadata filter values must be strings, numbers, booleans or null; {key!r} is not."
+            )
+    return tuple(sorted(metadata.items()))

@@ -1,0 +1,175 @@
+"""Retrieval rules: passages, both channels, filters before the top-k, access statistics, fields."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from mcp_memory_core import InvalidInputError, MemoryEngine, MemoryType
+from mcp_memory_core.filters import Filters
+from mcp_memory_core.passages import MAX_PASSAGES, split_passages
+from mcp_memory_rankers import SimilarityRanker
+from mcp_memory_testing import HashEmbedder, InMemoryStore
+
+
+def ids(hits):
+    return [h.memory.id for h in hits]
+
+
+def test_single_sentence_is_one_passage():
+    assert split_passages("The user prefers pytest.") == ["The user prefers pytest."]
+    assert split_passages("Yes. The user prefers pytest.") == ["Yes. The user prefers pytest."]
+
+
+def test_several_sentences_become_passages_after_the_whole_text():
+    text = "We moved the API to Postgres. Deploys happen on Tuesdays! Who owns billing now?"
+    assert split_passages(text) == [
+        text,
+        "We moved the API to Postgres.",
+        "Deploys happen on Tuesdays!",
+        "Who owns billing now?",
+    ]
+
+
+def test_long_text_is_capped_in_windows():
+    text = " ".join(f"Sentence number {i} is here." for i in range(100))
+    passages = split_passages(text)
+    assert passages[0] == text and 2 <= len(passages) - 1 <= MAX_PASSAGES
+    assert " ".join(passages[1:]) == text  # nothing dropped, only merged
+
+
+def test_a_sentence_of_a_long_memory_is_found_by_its_own_words(engine):
+    long = engine.store_memory(
+        "Alpha bravo charlie delta echo. Foxtrot golf hotel india juliet. Kilo lima mike november oscar."
+    ).memory
+    engine.store_memory("papa quebec romeo sierra tango")
+    hit = engine.search_memories("kilo lima mike november oscar", limit=1)[0]
+    assert hit.memory.id == long.id
+    assert hit.similarity == pytest.approx(1.0, abs=1e-5)  # the passage matched exactly
+
+
+def test_candidates_carry_both_channels():
+    seen = []
+
+    class Spy(SimilarityRanker):
+        def rank(self, query, candidates, now):
+            seen.extend(candidates)
+            return super().rank(query, candidates, now)
+
+    engine = MemoryEngine(InMemoryStore(), HashEmbedder(), Spy())
+    target = engine.store_memory("the cobalt kettle whistles").memory
+    engine.store_memory("an unrelated note about taxes")
+    engine.search_memories("cobalt kettle", limit=2)
+    candidate = next(c for c in seen if c.memory.id == target.id)
+    assert candidate.vector_rank == 1 and candidate.keyword_rank == 1
+    assert candidate.keyword_score > 0 and candidate.vector_similarity > 0
+
+
+def test_type_tags_importance_are_stored_and_kept_by_update(engine):
+    a = engine.store_memory(
+        "uses ruff", type="procedural", tags=["python", " lint ", "python"], importance=0.9
+    )
+    assert (a.memory.type, a.memory.tags, a.memory.importance) == (
+        MemoryType.PROCEDURAL,
+        ("python", "lint"),
+        0.9,
+    )
+    b = engine.update_memory(a.memory.id, "uses ruff and mypy").memory
+    assert (b.type, b.tags, b.importance) == (MemoryType.PROCEDURAL, ("python", "lint"), 0.9)
+    c = engine.update_memory(b.id, "uses ruff, mypy", tags=["ci"], importance=0.2, type="semantic").memory
+    assert (c.type, c.tags, c.importance) == (MemoryType.SEMANTIC, ("ci",), 0.2)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"type": "dream"}, "type must be one of"),
+        ({"tags": [""]}, "non-empty"),
+        ({"tags": ["x" * 65]}, "longer than"),
+        ({"importance": 1.5}, "from 0 to 1"),
+        ({"importance": float("nan")}, "number"),
+    ],
+)
+def test_bad_fields_are_refused(engine, kwargs, message):
+    with pytest.raises(InvalidInputError, match=message):
+        engine.store_memory("content", **kwargs)
+
+
+def _many(engine):
+    made = {}
+    for i in range(30):  # near-duplicates of the query that do NOT match the filters below
+        engine.store_memory(f"garden tomato harvest notes {i}", type="episodic", tags=["garden"])
+    made["proc"] = engine.store_memory(
+        "how to prune roses", type="procedural", tags=["garden", "roses"]
+    ).memory
+    made["sem"] = engine.store_memory(
+        "roses like acidic soil", type="semantic", tags=["roses"], metadata={"plot": 3}
+    ).memory
+    return made
+
+
+def test_filters_apply_before_the_top_k(engine):
+    made = _many(engine)
+    hits = engine.search_memories(
+        "garden tomato harvest notes", limit=2, filters=Filters.parse(types=["procedural", "semantic"])
+    )
+    assert set(ids(hits)) == {made["proc"].id, made["sem"].id}
+    hits = engine.search_memories(
+        "garden tomato harvest notes", limit=5, filters=Filters.parse(tags=["roses"])
+    )
+    assert set(ids(hits)) == {made["proc"].id, made["sem"].id}
+    hits = engine.search_memories(
+        "garden", limit=5, filters=Filters.parse(tags=["garden", "roses"], tags_match="all")
+    )
+    assert ids(hits) == [made["proc"].id]
+    hits = engine.search_memories("garden", limit=5, filters=Filters.parse(metadata={"plot": 3}))
+    assert ids(hits) == [made["sem"].id]
+    assert engine.search_memories("garden", limit=5, filters=Filters.parse(metadata={"plot": "3"})) == []
+
+
+def test_date_filters(engine):
+    old = engine.store_memory("first note").memory
+    engine.clock.now += timedelta(days=10)
+    new = engine.store_memory("second note").memory
+    cut = old.created_at + timedelta(days=5)
+    assert ids(engine.search_memories("note", filters=Filters.parse(created_after=cut))) == [new.id]
+    assert ids(engine.search_memories("note", filters=Filters.parse(created_before=cut.isoformat()))) == [
+        old.id
+    ]
+    with pytest.raises(InvalidInputError, match="ISO 8601"):
+        Filters.parse(created_after="last tuesday")
+    with pytest.raises(InvalidInputError, match="earlier"):
+        Filters.parse(created_after=cut, created_before=cut)
+
+
+def test_filters_judge_the_head_not_the_old_wording(engine):
+    a = engine.store_memory("lemon tart recipe", tags=["dessert"]).memory
+    b = engine.update_memory(a.id, "lemon tart recipe, less sugar", tags=["baking"]).memory
+    assert engine.search_memories("lemon tart recipe", filters=Filters.parse(tags=["dessert"])) == []
+    assert ids(engine.search_memories("lemon tart recipe", filters=Filters.parse(tags=["baking"]))) == [b.id]
+
+
+def test_list_with_filters(engine):
+    made = _many(engine)
+    page = engine.list_memories(filters=Filters.parse(tags=["roses"]))
+    assert {m.id for m in page.memories} == {made["proc"].id, made["sem"].id} and page.total == 2
+
+
+def test_search_counts_accesses(engine):
+    target = engine.store_memory("the wifi password is on the fridge").memory
+    other = engine.store_memory("completely different words here").memory
+    engine.search_memories("wifi password fridge", limit=1)
+    engine.search_memories("wifi password fridge", limit=1)
+    seen = engine.get_memory(target.id).memory
+    assert seen.access_count == 2 and seen.last_accessed is not None
+    assert engine.get_memory(other.id).memory.access_count == 0
+
+
+def test_access_tracking_can_be_off():
+    engine = MemoryEngine(InMemoryStore(), HashEmbedder(), SimilarityRanker(), track_access=False)
+    target = engine.store_memory("kept still").memory
+    engine.search_memories("kept still")
+    assert engine.get_memory(target.id).memory.access_count == 0
+
+
+def test_dates_are_timezone_aware():
+    assert Filters.parse(created_after="2026-01-02").created_after == datetime(2026, 1, 2, tzinfo=UTC)
