@@ -1,0 +1,109 @@
+"""Every first-party ranker passes the conformance suite, and each does what its name says."""
+
+from datetime import timedelta
+
+import pytest
+
+from mcp_memory_core import Memory, RankerSpec
+from mcp_memory_core.plugins import plugin_manager_from_settings
+from mcp_memory_rankers import (
+    HybridRanker,
+    HybridSettings,
+    ImportanceRanker,
+    RecencyRanker,
+    RecencySettings,
+)
+from mcp_memory_rankers.recency import context_overlap, strength
+from mcp_memory_testing import RankerConformance, make_candidate
+from mcp_memory_testing.ranker_suite import NOW
+
+
+class TestHybridLinear(RankerConformance):
+    @pytest.fixture
+    def ranker(self):
+        return HybridRanker(HybridSettings(method="linear"))
+
+
+class TestHybridRRF(RankerConformance):
+    @pytest.fixture
+    def ranker(self):
+        return HybridRanker(HybridSettings(method="rrf"))
+
+
+class TestRecency(RankerConformance):
+    @pytest.fixture
+    def ranker(self):
+        return RecencyRanker(context={"project": "demo"})
+
+
+class TestImportance(RankerConformance):
+    @pytest.fixture
+    def ranker(self):
+        return ImportanceRanker()
+
+
+def test_hybrid_keyword_lifts_an_exact_match():
+    semantic = make_candidate("about the same topic", 0.60, vector_rank=1)
+    exact = make_candidate("has the rare word", 0.55, vector_rank=2, keyword_score=7.0, keyword_rank=1)
+    for method in ("linear", "rrf"):
+        ranked = HybridRanker(HybridSettings(method=method)).rank("rare word", [semantic, exact], NOW)
+        assert ranked[0].candidate is exact, method
+        assert set(ranked[0].parts) == {"vector", "keyword"}
+
+
+def test_hybrid_linear_scales_keyword_per_query():
+    a = make_candidate("a", 0.5, keyword_score=10.0, keyword_rank=1)
+    b = make_candidate("b", 0.5, keyword_score=5.0, keyword_rank=2)
+    ranked = HybridRanker(HybridSettings(vector_weight=0.7, keyword_weight=0.3)).rank("q", [b, a], NOW)
+    assert [s.score for s in ranked] == pytest.approx([0.35 + 0.3, 0.35 + 0.15])
+
+
+def test_hybrid_weights_from_environment(monkeypatch):
+    monkeypatch.setenv("MCP_MEMORY_HYBRID_METHOD", "rrf")
+    monkeypatch.setenv("MCP_MEMORY_HYBRID_K", "60")
+    assert HybridSettings().method == "rrf" and HybridSettings().k == 60
+
+
+def test_recency_strength_decays_and_access_boosts():
+    fresh = Memory(content="x", created_at=NOW)
+    week_old = Memory(content="x", created_at=NOW - timedelta(days=7))
+    accessed = Memory(content="x", created_at=NOW - timedelta(days=7), access_count=3)
+    assert strength(fresh, NOW, 0.95, 1.1) == pytest.approx(1.0)
+    assert strength(week_old, NOW, 0.95, 1.1) == pytest.approx(0.95**7)
+    assert strength(accessed, NOW, 0.95, 1.1) == pytest.approx(min(1.0, 0.95**7 * 1.1**3))
+
+
+def test_recency_prefers_newer_when_similarity_ties():
+    old = make_candidate("same", 0.7, age_days=60)
+    new = make_candidate("same", 0.7, age_days=1)
+    ranked = RecencyRanker().rank("q", [old, new], NOW)
+    assert ranked[0].candidate is new
+    assert ranked[0].parts["recency"] == pytest.approx(0.3 * 0.95**1)
+
+
+def test_recency_weights_are_settable():
+    settings = RecencySettings(similarity_weight=1.0, recency_weight=0.0, context_weight=0.0)
+    old_close = make_candidate("a", 0.9, age_days=300)
+    new_far = make_candidate("b", 0.5, age_days=0)
+    assert RecencyRanker(settings).rank("q", [new_far, old_close], NOW)[0].candidate is old_close
+
+
+def test_context_overlap_counts_shared_keys():
+    memory = Memory(content="x", metadata={"context": {"project": "api", "platform": "linux", "cwd": "/a"}})
+    assert context_overlap(memory, {"project": "api", "platform": "darwin"}) == 0.5
+    assert context_overlap(memory, {}) == 0.0
+    assert context_overlap(Memory(content="x"), {"project": "api"}) == 0.0
+
+
+def test_importance_lifts_important_memories():
+    minor = make_candidate("a", 0.62, importance=0.0)
+    major = make_candidate("b", 0.60, importance=1.0)
+    ranked = ImportanceRanker().rank("q", [minor, major], NOW)
+    assert ranked[0].candidate is major
+
+
+def test_all_rankers_are_registered():
+    pm = plugin_manager_from_settings()
+    for name in ("similarity", "hybrid", "recency", "importance"):
+        assert isinstance(pm.ranker(name), RankerSpec)
+        assert pm.ranker(name).factory(None) is not None
