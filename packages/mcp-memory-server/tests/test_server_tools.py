@@ -227,3 +227,75 @@ async def test_memory_resource_unknown_id_is_an_error(client: Any) -> None:
         await client.read_resource("memory://00000000-0000-4000-8000-000000000000")
     with pytest.raises(MCPError, match="not a memory id"):
         await client.read_resource("memory://nonsense")
+
+
+async def test_type_tags_importance_round_trip(client: Any) -> None:
+    data = payload(
+        await client.call_tool(
+            "store_memory",
+            {"content": "run ruff before commits", "type": "procedural", "tags": ["lint"], "importance": 0.9},
+        )
+    )
+    assert (data["memory"]["type"], data["memory"]["tags"], data["memory"]["importance"]) == (
+        "procedural",
+        ["lint"],
+        0.9,
+    )
+    updated = payload(
+        await client.call_tool("update_memory", {"id": data["id"], "content": "run ruff and mypy"})
+    )
+    assert updated["memory"]["type"] == "procedural" and updated["memory"]["tags"] == ["lint"]
+
+
+async def test_search_and_list_filters(client: Any) -> None:
+    for i in range(12):
+        await client.call_tool("store_memory", {"content": f"garden tomato note {i}", "tags": ["garden"]})
+    rose = payload(
+        await client.call_tool(
+            "store_memory",
+            {
+                "content": "roses need acidic soil",
+                "tags": ["roses"],
+                "type": "procedural",
+                "metadata": {"bed": 2},
+            },
+        )
+    )["id"]
+    for args in (
+        {"tags": ["roses"]},
+        {"types": ["procedural"]},
+        {"metadata": {"bed": 2}},
+        {"tags": ["garden", "roses"], "tags_match": "any", "types": ["procedural"]},
+    ):
+        found = payload(await client.call_tool("search_memories", {"query": "garden tomato note", **args}))
+        assert [r["id"] for r in found["results"]] == [rose], args
+        listed = payload(await client.call_tool("list_memories", args))
+        assert [m["id"] for m in listed["memories"]] == [rose] and listed["total"] == 1, args
+    none = payload(
+        await client.call_tool("search_memories", {"query": "garden", "created_after": "2999-01-01"})
+    )
+    assert none["results"] == []
+
+
+async def test_search_explain_shows_score_parts(client: Any) -> None:
+    await store(client, "the kettle is blue")
+    plain = payload(await client.call_tool("search_memories", {"query": "blue kettle"}))["results"][0]
+    assert "score_parts" not in plain
+    explained = payload(await client.call_tool("search_memories", {"query": "blue kettle", "explain": True}))
+    parts = explained["results"][0]["score_parts"]
+    assert parts and all(isinstance(v, float) for v in parts.values())
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "message"),
+    [
+        ("store_memory", {"content": "x", "type": "dream"}, "type"),
+        ("store_memory", {"content": "x", "importance": 2}, "importance"),
+        ("search_memories", {"query": "x", "created_after": "yesterday"}, "ISO 8601"),
+        ("list_memories", {"tags_match": "some"}, "tags_match"),
+    ],
+)
+async def test_bad_filters_and_fields_are_tool_errors(
+    client: Any, tool: str, args: dict[str, Any], message: str
+) -> None:
+    assert message in error_text(await client.call_tool(tool, args))

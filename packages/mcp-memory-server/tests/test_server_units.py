@@ -30,6 +30,11 @@ def test_memory_to_dict() -> None:
         "metadata": {"k": [1, 2]},
         "created_at": "2025-01-02T03:04:05+00:00",
         "updated_at": "2025-01-02T03:04:05+00:00",
+        "type": "semantic",
+        "tags": [],
+        "importance": 0.5,
+        "access_count": 0,
+        "last_accessed": None,
         "superseded_by": B,
         "deleted": False,
         "deleted_at": None,
@@ -53,7 +58,11 @@ def test_hit_to_dict_matched_id_only_when_it_differs() -> None:
         SearchHit(memory=memory, score=0.9, matched_id=A, similarity=0.8, parts={"sim": 0.8})
     )
     assert via_old["matched_id"] == A and via_old["score"] == 0.9 and via_old["similarity"] == 0.8
-    assert via_old["score_parts"] == {"sim": 0.8}
+    assert "score_parts" not in via_old  # only with explain
+    explained = hit_to_dict(
+        SearchHit(memory=memory, score=0.9, matched_id=A, similarity=0.8, parts={"sim": 0.8}), explain=True
+    )
+    assert explained["score_parts"] == {"sim": 0.8}
     direct = hit_to_dict(SearchHit(memory=memory, score=0.5, matched_id=B, similarity=None, parts={}))
     assert direct["matched_id"] is None and direct["similarity"] is None and "score_parts" not in direct
 

@@ -11,7 +11,7 @@ import inspect
 import json
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from mcp.server import MCPServer
 from mcp.server.context import ServerRequestContext
@@ -93,6 +93,39 @@ Metadata = Annotated[
         description='Optional key/value pairs about the memory, e.g. {"project": "atlas", "topic": "deploy"}.'
     ),
 ]
+MemoryTypeName = Literal["working", "episodic", "semantic", "procedural"]
+TypeArg = Annotated[
+    MemoryTypeName | None,
+    Field(
+        description=(
+            "semantic (facts, preferences: the default), procedural (how to do things), episodic "
+            "(what happened when), working (short-lived task state)."
+        )
+    ),
+]
+TagsArg = Annotated[list[str] | None, Field(description='Optional labels, e.g. ["python", "deploy"].')]
+ImportanceArg = Annotated[
+    float | None, Field(description="How much this matters, 0 to 1 (default 0.5).", ge=0, le=1)
+]
+# Filters shared by search_memories and list_memories: they apply before the top-k, so a filtered
+# search returns as many results as match.
+FilterTypes = Annotated[list[MemoryTypeName] | None, Field(description="Only memories of these types.")]
+FilterTags = Annotated[list[str] | None, Field(description="Only memories with these tags (see tags_match).")]
+TagsMatch = Annotated[
+    Literal["any", "all"], Field(description="any: at least one of the tags; all: every one of them.")
+]
+CreatedAfter = Annotated[
+    str | None, Field(description="Only memories created at or after this ISO 8601 date/time.")
+]
+CreatedBefore = Annotated[
+    str | None, Field(description="Only memories created before this ISO 8601 date/time.")
+]
+MetadataFilter = Annotated[
+    dict[str, str | int | float | bool | None] | None,
+    Field(
+        description='Only memories whose metadata has all these key = value pairs, e.g. {"project": "atlas"}.'
+    ),
+]
 
 
 def build_app(
@@ -148,28 +181,58 @@ def build_app(
         return register
 
     @tool(WRITE)
-    async def store_memory(content: Content, metadata: Metadata = None) -> dict[str, Any]:
+    async def store_memory(
+        content: Content,
+        metadata: Metadata = None,
+        type: TypeArg = None,
+        tags: TagsArg = None,
+        importance: ImportanceArg = None,
+    ) -> dict[str, Any]:
         """Store a new memory: a durable fact, preference or decision worth recalling in later conversations.
 
         If the memory replaces something stored before, use update_memory on the old id instead.
         Returns the new memory's id, status "stored" and the stored memory.
         """
-        outcome = await run(lambda engine: engine.store_memory(content, metadata))
+        outcome = await run(
+            lambda engine: engine.store_memory(content, metadata, type=type, tags=tags, importance=importance)
+        )
         return {"id": outcome.memory.id, "status": outcome.status, "memory": memory_to_dict(outcome.memory)}
 
     @tool(READ_ONLY)
     async def search_memories(
         query: Annotated[str, Field(description="What you are looking for, in natural language.")],
         limit: Annotated[int, Field(description=f"Maximum number of results, 1 to {MAX_SEARCH_LIMIT}.")] = 10,
+        types: FilterTypes = None,
+        tags: FilterTags = None,
+        tags_match: TagsMatch = "any",
+        created_after: CreatedAfter = None,
+        created_before: CreatedBefore = None,
+        metadata: MetadataFilter = None,
+        explain: Annotated[bool, Field(description="Include each result's score_parts.")] = False,
     ) -> dict[str, Any]:
-        """Search memories by meaning; results are the current versions, best match first.
+        """Search memories by meaning and keywords; results are the current versions, best match first.
 
         Use it at the start of a task and before asking the user something they may have said before.
+        Optional filters (types, tags, created_after/before, metadata) narrow the search before ranking.
         Each result has its id, content, metadata, score and similarity; matched_id names an older
         version when that version's wording is what matched (the result is its current version).
         """
-        hits = await run(lambda engine: engine.search_memories(query, limit))
-        results = [hit_to_dict(hit) for hit in hits]
+
+        def search(engine: MemoryEngine) -> list[Any]:
+            from mcp_memory_core.filters import Filters
+
+            filters = Filters.parse(
+                types=types,
+                tags=tags,
+                tags_match=tags_match,
+                created_after=created_after,
+                created_before=created_before,
+                metadata=metadata,
+            )
+            return engine.search_memories(query, limit, filters)
+
+        hits = await run(search)
+        results = [hit_to_dict(hit, explain=explain) for hit in hits]
         return {"results": results, "count": len(results)}
 
     @tool(READ_ONLY)
@@ -183,14 +246,25 @@ def build_app(
         return view_to_dict(view)
 
     @tool(WRITE)
-    async def update_memory(id: MemoryId, content: Content, metadata: Metadata = None) -> dict[str, Any]:
+    async def update_memory(
+        id: MemoryId,
+        content: Content,
+        metadata: Metadata = None,
+        type: TypeArg = None,
+        tags: TagsArg = None,
+        importance: ImportanceArg = None,
+    ) -> dict[str, Any]:
         """Replace a memory whose fact changed: creates a new version and marks the old one superseded.
 
         Use this instead of storing a contradicting memory. Only the current version can be updated.
-        metadata replaces the old metadata; omit it to keep the old metadata.
+        metadata, type, tags and importance replace the old values; omit them to keep the old ones.
         Returns the new id, the superseded (old) id and status "updated".
         """
-        outcome = await run(lambda engine: engine.update_memory(id, content, metadata))
+        outcome = await run(
+            lambda engine: engine.update_memory(
+                id, content, metadata, type=type, tags=tags, importance=importance
+            )
+        )
         return {
             "id": outcome.memory.id,
             "superseded": outcome.superseded.id,
@@ -213,12 +287,32 @@ def build_app(
         cursor: Annotated[
             str | None, Field(description="The next_cursor of the previous page; omit it for the first page.")
         ] = None,
+        types: FilterTypes = None,
+        tags: FilterTags = None,
+        tags_match: TagsMatch = "any",
+        created_after: CreatedAfter = None,
+        created_before: CreatedBefore = None,
+        metadata: MetadataFilter = None,
     ) -> dict[str, Any]:
-        """List current memories, newest first, one page at a time.
+        """List current memories, newest first, one page at a time, optionally filtered.
 
-        Returns memories, next_cursor (null on the last page) and total (the number of current memories).
+        Returns memories, next_cursor (null on the last page) and total (the number of matching memories).
         """
-        page = await run(lambda engine: engine.list_memories(limit, cursor))
+
+        def page_of(engine: MemoryEngine) -> Any:
+            from mcp_memory_core.filters import Filters
+
+            filters = Filters.parse(
+                types=types,
+                tags=tags,
+                tags_match=tags_match,
+                created_after=created_after,
+                created_before=created_before,
+                metadata=metadata,
+            )
+            return engine.list_memories(limit, cursor, filters)
+
+        page = await run(page_of)
         return page_to_dict(page)
 
     @mcp.resource(

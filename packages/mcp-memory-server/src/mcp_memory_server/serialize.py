@@ -21,6 +21,11 @@ def memory_to_dict(memory: Memory) -> dict[str, Any]:
         "metadata": dict(memory.metadata),
         "created_at": iso(memory.created_at),
         "updated_at": iso(memory.updated_at),
+        "type": str(memory.type),
+        "tags": list(memory.tags),
+        "importance": memory.importance,
+        "access_count": memory.access_count,
+        "last_accessed": iso(memory.last_accessed),
         "superseded_by": memory.superseded_by,
         "deleted": memory.is_deleted,
         "deleted_at": iso(memory.deleted_at),
@@ -32,17 +37,18 @@ def view_to_dict(view: MemoryView) -> dict[str, Any]:
     return {**memory_to_dict(view.memory), "status": view.status, "head_id": view.head_id}
 
 
-def hit_to_dict(hit: SearchHit) -> dict[str, Any]:
+def hit_to_dict(hit: SearchHit, *, explain: bool = False) -> dict[str, Any]:
     """One search result: the current version (chain head) and how it matched.
 
     ``matched_id`` names the older version whose wording matched, or is ``None`` when the result
-    matched with its own wording.
+    matched with its own wording (or by keywords only). ``explain`` adds ``score_parts``: the ranker's
+    named parts of the score.
     """
     data = memory_to_dict(hit.memory)
     data["score"] = hit.score
     data["similarity"] = hit.similarity
     data["matched_id"] = hit.matched_id if hit.matched_id != hit.memory.id else None
-    if hit.parts:
+    if explain:
         data["score_parts"] = dict(hit.parts)
     return data
 
