@@ -32,6 +32,7 @@ TYPED_SOURCES = [
     "plugins/mcp-memory-sqlite-vec/src",
     "plugins/mcp-memory-minilm/src",
     "plugins/mcp-memory-rankers/src",
+    "examples/mcp-memory-ranker-mmr/src",
 ]
 
 

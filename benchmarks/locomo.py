@@ -216,6 +216,9 @@ def run(
         memories = convo.turns if granularity == "turns" else convo.observations
         with tempfile.TemporaryDirectory() as tmp:
             engine = make_engine(Path(tmp))
+            # Questions are asked the day after the conversation's last session, as a user would.
+            asked_at = max(m.created_at for m in memories) + timedelta(days=1)
+            engine.clock = lambda: asked_at
             started = time.perf_counter()
             engine.import_memories(memories, batch_size=128)
             log(
