@@ -218,7 +218,7 @@ def run(
             engine = make_engine(Path(tmp))
             # Questions are asked the day after the conversation's last session, as a user would.
             asked_at = max(m.created_at for m in memories) + timedelta(days=1)
-            engine.clock = lambda: asked_at
+            engine.clock = lambda at=asked_at: at
             started = time.perf_counter()
             engine.import_memories(memories, batch_size=128)
             log(

@@ -376,3 +376,208 @@ def test_other_process_sees_commits(store: SqliteVecStore, db: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert m.id in result.stdout
+
+
+# -- schema 1 → 2 migration -----------------------------------------------------------------------
+# The version-1 DDL exactly as mcp-memory-sqlite-vec shipped it (one vector per memory, rowid = seq).
+V1_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS namespaces (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS memories (
+    seq           INTEGER PRIMARY KEY,
+    id            TEXT NOT NULL UNIQUE,
+    content       TEXT NOT NULL,
+    metadata      TEXT NOT NULL DEFAULT '{}',
+    created_at    INTEGER NOT NULL,
+    updated_at    INTEGER NOT NULL,
+    superseded_by TEXT,
+    deleted_at    INTEGER,
+    namespace     TEXT NOT NULL,
+    type          TEXT NOT NULL,
+    tags          TEXT NOT NULL DEFAULT '[]',
+    importance    REAL NOT NULL,
+    pinned        INTEGER NOT NULL DEFAULT 0,
+    access_count  INTEGER NOT NULL DEFAULT 0,
+    last_accessed INTEGER
+);
+CREATE INDEX IF NOT EXISTS memories_ns_created ON memories (namespace, created_at, id);
+CREATE INDEX IF NOT EXISTS memories_created ON memories (created_at, id);
+CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5 (
+    content, content='memories', content_rowid='seq', tokenize='porter unicode61'
+);
+CREATE TRIGGER IF NOT EXISTS memories_fts_ai AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts (rowid, content) VALUES (new.seq, new.content);
+END;
+CREATE TRIGGER IF NOT EXISTS memories_fts_ad AFTER DELETE ON memories BEGIN
+    INSERT INTO memories_fts (memories_fts, rowid, content) VALUES ('delete', old.seq, old.content);
+END;
+CREATE TRIGGER IF NOT EXISTS memories_fts_au AFTER UPDATE OF content ON memories BEGIN
+    INSERT INTO memories_fts (memories_fts, rowid, content) VALUES ('delete', old.seq, old.content);
+    INSERT INTO memories_fts (rowid, content) VALUES (new.seq, new.content);
+END;
+CREATE VIRTUAL TABLE IF NOT EXISTS vectors USING vec0 (
+    embedding float[8] distance_metric=cosine, ns integer, deleted integer, superseded integer);
+"""
+
+
+def make_v1_file(path: Path, memories: list[Memory], vectors: np.ndarray) -> None:
+    from mcp_memory_sqlite_vec.store import _COLUMNS, _row_values, _split_sql
+
+    binding = select_binding()
+    conn = binding.connect(str(path), timeout=5)
+    try:
+        conn.execute("BEGIN")
+        for statement in _split_sql(V1_SCHEMA):
+            conn.execute(statement)
+        conn.executemany(
+            "INSERT INTO meta (key, value) VALUES (?, ?)",
+            [("schema_version", "1"), ("model_id", MODEL), ("dimensions", str(DIMS)), ("created_by", "v1")],
+        )
+        for m, v in zip(memories, vectors, strict=True):
+            conn.execute("INSERT OR IGNORE INTO namespaces (name) VALUES (?)", (m.namespace,))
+            (ns,) = conn.execute("SELECT id FROM namespaces WHERE name = ?", (m.namespace,)).fetchone()
+            seq = conn.execute(
+                f"INSERT INTO memories ({_COLUMNS}) VALUES ({', '.join('?' * 14)})", _row_values(m)
+            ).lastrowid
+            conn.execute(
+                "INSERT INTO vectors (rowid, embedding, ns, deleted, superseded) VALUES (?, ?, ?, ?, ?)",
+                (
+                    seq,
+                    v.astype(np.float32).tobytes(),
+                    ns,
+                    int(m.deleted_at is not None),
+                    int(m.superseded_by is not None),
+                ),
+            )
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+
+
+def test_migrates_schema_1(db: Path) -> None:
+    from datetime import timedelta
+
+    from mcp_memory_core import MemoryType
+
+    db.parent.mkdir(parents=True)
+    t0 = from_micros(to_micros(Memory(content="x").created_at))
+    items = [
+        Memory(
+            content=f"migrated otter {i}",
+            created_at=t0 + timedelta(seconds=i),
+            updated_at=t0,
+            type=list(MemoryType)[i % 4],
+            tags=("old", f"t{i % 2}"),
+            metadata={"i": i},
+            namespace="default" if i % 3 else "side",
+            deleted_at=t0 if i == 4 else None,
+        )
+        for i in range(12)
+    ]
+    vectors = vecs(12, seed=5)
+    make_v1_file(db, items, vectors)
+    s = SqliteVecStore(db)
+    s.open(MODEL, DIMS)
+    try:
+        assert s.meta()["schema_version"] == str(SCHEMA_VERSION) == "2"
+        assert s.meta()["created_by"] == "v1"
+        assert s.get([m.id for m in items]) == {m.id: m for m in items}
+        for i in (0, 5, 11):
+            assert s.knn(vectors[i], 1, ALL)[0][0] == items[i].id
+        assert items[4].id not in dict(s.knn(vectors[4], 12, MemoryFilter(namespace=None)))
+        # new filter fields work on migrated rows (tags index and vec0 type/created columns rebuilt)
+        for where in (
+            MemoryFilter(namespace=None, tags_any=frozenset({"t1"})),
+            MemoryFilter(namespace=None, types=frozenset({MemoryType.EPISODIC})),
+            MemoryFilter(created_after=t0 + timedelta(seconds=6)),
+            MemoryFilter(namespace=None, metadata=(("i", 3),)),
+        ):
+            expected = {m.id for m in items if where.matches(m)}
+            assert {i for i, _ in s.knn(vectors[0], 20, where)} == expected
+            assert s.count(where) == len(expected)
+        assert [i for i, _ in s.keyword_search("otter 7", 1, ALL)] == [items[7].id]
+        # the migrated store takes passages, tombstones and purges like a new one
+        new = Memory(content="after migration")
+        s.insert([new], vecs(3, seed=9), [0, 0, 0])
+        assert s.knn(vecs(3, seed=9)[2], 1, ALL)[0][0] == new.id
+        s.update_fields(items[0].id, {"deleted_at": t0})
+        assert items[0].id not in dict(s.knn(vectors[0], 20, MemoryFilter(namespace=None)))
+        assert s.purge([items[1].id]) == 1
+        (n_vec,) = s._conn.execute("SELECT count(*) FROM vectors").fetchone()
+        (n_pas,) = s._conn.execute("SELECT count(*) FROM passages").fetchone()
+        assert n_vec == n_pas == 11 + 3
+        _fts_integrity(s)
+    finally:
+        s.close()
+    again = SqliteVecStore(db)  # reopening a migrated file is a no-op
+    again.open(MODEL, DIMS)
+    assert again.count(ALL) == 12
+    again.close()
+
+
+def test_migration_refuses_other_model_without_touching_file(db: Path) -> None:
+    db.parent.mkdir(parents=True)
+    make_v1_file(db, [Memory(content="a")], vecs(1))
+    with pytest.raises(ModelMismatchError):
+        SqliteVecStore(db).open("other-model", DIMS)
+    conn = select_binding().connect(str(db), timeout=5)
+    try:
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "1"
+    finally:
+        conn.close()
+
+
+# -- every knn path agrees with the reference store ----------------------------------------------
+@pytest.mark.parametrize("path", ["vec0", "exact", "auto"])
+def test_knn_paths_match_reference(store: SqliteVecStore, monkeypatch: pytest.MonkeyPatch, path: str) -> None:
+    """Force the exact numpy path, the vec0 ``rowid IN`` path, or let the store choose; small row
+    budgets force the row-k growth and the exact fallback. Results must equal InMemoryStore's."""
+    from datetime import timedelta
+
+    from mcp_memory_core import MemoryType
+    from mcp_memory_sqlite_vec import store as store_module
+    from mcp_memory_testing.fakes import InMemoryStore
+
+    if path == "vec0":
+        monkeypatch.setattr(store_module, "EXACT_SCAN_MAX_ROWS", 0)
+        monkeypatch.setattr(store_module, "EXACT_SCAN_MIN_ROWS", 0)
+    elif path == "exact":
+        monkeypatch.setattr(store_module, "EXACT_SCAN_MIN_ROWS", 10**9)
+        monkeypatch.setattr(store_module, "EXACT_SCAN_MAX_ROWS", 10**9)
+    monkeypatch.setattr(store_module, "MAX_K", 64)  # reach the cap (and the exact fallback) with few rows
+    reference = InMemoryStore()
+    reference.open(MODEL, DIMS)
+    rng = np.random.default_rng(7)
+    t0 = from_micros(to_micros(Memory(content="x").created_at))
+    items = [
+        Memory(
+            content=f"m {i}",
+            created_at=t0 + timedelta(seconds=int(rng.integers(0, 100))),
+            type=list(MemoryType)[int(rng.integers(0, 4))],
+            tags=tuple(t for t in ("a", "b", "c") if rng.random() < 0.4),
+            metadata={"g": int(rng.integers(0, 3))},
+            deleted_at=t0 if rng.random() < 0.1 else None,
+            namespace="default" if rng.random() < 0.9 else "x",
+        )
+        for i in range(300)
+    ]
+    owners = [i for i in range(300) for _ in range(int(rng.integers(1, 6)))]
+    vectors = vecs(len(owners), seed=8)
+    store.insert(items, vectors, owners)
+    reference.insert(items, vectors, owners)
+    filters = [
+        MemoryFilter(),
+        MemoryFilter(types=frozenset({MemoryType.SEMANTIC, MemoryType.WORKING})),
+        MemoryFilter(tags_any=frozenset({"a"})),
+        MemoryFilter(tags_all=frozenset({"a", "b"}), namespace=None),
+        MemoryFilter(metadata=(("g", 1),), include_deleted=True),
+        MemoryFilter(created_after=t0 + timedelta(seconds=30), created_before=t0 + timedelta(seconds=70)),
+        MemoryFilter(ids=frozenset(m.id for m in items[::2]), tags_any=frozenset({"b", "c"})),
+    ]
+    for q in vecs(3, seed=10):
+        for where in filters:
+            for k in (1, 10, 40, 64):
+                got = store.knn(q, k, where)
+                want = reference.knn(q, k, where)
+                assert [i for i, _ in got] == [i for i, _ in want], (where, k)
+                np.testing.assert_allclose([s for _, s in got], [s for _, s in want], atol=1e-5)

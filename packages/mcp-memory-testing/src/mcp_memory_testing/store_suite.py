@@ -656,5 +656,396 @@ class StoreConformance(OverrideGuard):
         assert len(got) == len(items)
         assert {m.id: m for m in got} == {m.id: m for m in items}
 
+    # -- passages (several vectors per memory) ---------------------------------------------------
+    def add_passages(
+        self, store: Store, memories: Sequence[Memory], vectors: np.ndarray, owners: Sequence[int]
+    ) -> None:
+        store.insert(list(memories), np.asarray(vectors, dtype=np.float32), list(owners))
+
+    def _far_from(self, query: np.ndarray, n: int, seed: int) -> np.ndarray:
+        """``n`` unit vectors with cosine similarity < 0.3 to ``query``."""
+        out = []
+        for v in unit_vectors(4 * n + 8, self.dimensions, seed):
+            if float(v @ query) < 0.3:
+                out.append(v)
+            if len(out) == n:
+                break
+        return np.stack(out)
+
+    def test_passages_best_vector_wins(self, opened: Store) -> None:
+        """Troubleshooting: with ``owners``, row i of ``vectors`` belongs to ``memories[owners[i]]``
+        (owners need not be sorted). A memory's similarity is the MAX over its vectors: a memory whose
+        second passage matches the query must be found with that passage's similarity. If the store
+        keys vectors by memory row, only one vector per memory survives (v1 sqlite-vec schema)."""
+        query = unit_vectors(1, self.dimensions, 61)[0]
+        far = self._far_from(query, 4, 62)
+        close = near(query, 63, noise=0.1)
+        middle = near(query, 64, noise=0.6)
+        a, b = memory(1, content="a passage holder"), memory(2, content="a single vector")
+        # rows: a's far vector, b's middle vector, a's close vector, a's other far vector
+        self.add_passages(opened, [a, b], np.stack([far[0], middle, close, far[1]]), [0, 1, 0, 0])
+        hits = opened.knn(query, 2, SEARCH)
+        assert [i for i, _ in hits] == [a.id, b.id]
+        assert abs(hits[0][1] - float(close @ query)) < 1e-4
+        assert abs(hits[1][1] - float(middle @ query)) < 1e-4
+        assert opened.count(ALL) == 2 and set(opened.get([a.id, b.id])) == {a.id, b.id}
+        # any of a's vectors finds a, with similarity 1
+        for v in (far[0], far[1], close):
+            top = opened.knn(v, 1, SEARCH)
+            assert top[0][0] == a.id and abs(top[0][1] - 1.0) < 1e-4
+
+    def test_passages_k_distinct_memories(self, opened: Store) -> None:
+        """Troubleshooting: ``knn`` returns DISTINCT memories and still returns ``k`` of them when
+        one memory owns many near-identical vectors that crowd the top rows. A store whose index returns
+        vector rows must ask for more rows than ``k``, keep each memory's best, and ask again (more
+        rows) until it has ``k`` memories or the matching rows run out."""
+        query = unit_vectors(1, self.dimensions, 71)[0]
+        crowd = memory(0, content="crowding memory")
+        others = [memory(1 + i) for i in range(30)]
+        crowd_vectors = np.stack([near(query, 700 + j, noise=0.01) for j in range(40)])
+        other_vectors = np.stack([near(query, 800 + i, noise=0.3 + 0.02 * i) for i in range(30)])
+        vectors = np.concatenate([crowd_vectors, other_vectors])
+        owners = [0] * 40 + list(range(1, 31))
+        self.add_passages(opened, [crowd, *others], vectors, owners)
+        for k in (1, 5, 12, 31, 50):
+            hits = opened.knn(query, k, SEARCH)
+            ids = [i for i, _ in hits]
+            assert len(ids) == len(set(ids)) == min(k, 31), k
+            assert ids[0] == crowd.id
+            sims = [s for _, s in hits]
+            assert sims == sorted(sims, reverse=True)
+        expected_sims = other_vectors @ query
+        order = np.argsort(-expected_sims, kind="stable")[:4]
+        hits = opened.knn(query, 5, SEARCH)
+        assert [i for i, _ in hits[1:]] == [others[j].id for j in order]
+        np.testing.assert_allclose([s for _, s in hits[1:]], expected_sims[order], atol=1e-4)
+        np.testing.assert_allclose(hits[0][1], float((crowd_vectors @ query).max()), atol=1e-4)
+
+    def test_passages_update_fields_moves_every_vector(self, opened: Store) -> None:
+        """Troubleshooting: a tombstone, a supersession or a namespace move set by ``update_fields``
+        must apply to EVERY vector of the memory. If only the first vector's copy of the flag (e.g. a
+        sqlite-vec metadata column) is updated, the memory still turns up through its other passages."""
+        query = unit_vectors(1, self.dimensions, 81)[0]
+        m, other = memory(1), memory(2)
+        vectors = np.stack([near(query, 810 + j, noise=0.05 * (j + 1)) for j in range(5)] + [-query])
+        self.add_passages(opened, [m, other], vectors, [0, 0, 0, 0, 0, 1])
+        opened.update_fields(m.id, {"deleted_at": BASE_TIME})
+        for v in vectors[:5]:
+            assert [i for i, _ in opened.knn(v, 5, SEARCH)] == [other.id]
+        assert m.id in _hit_ids(opened.knn(query, 5, MemoryFilter(include_deleted=True)))
+        opened.update_fields(m.id, {"deleted_at": None, "superseded_by": other.id})
+        assert _hit_ids(opened.knn(vectors[4], 5, MemoryFilter(include_superseded=False))) == {other.id}
+        assert opened.knn(vectors[4], 1, SEARCH)[0][0] == m.id
+        opened.update_fields(m.id, {"superseded_by": None, "namespace": "moved"})
+        for v in vectors[:5]:
+            assert [i for i, _ in opened.knn(v, 5, SEARCH)] == [other.id]
+            assert [i for i, _ in opened.knn(v, 5, MemoryFilter(namespace="moved"))] == [m.id]
+
+    def test_passages_purge_removes_every_vector(self, opened: Store) -> None:
+        """Troubleshooting: ``purge`` removes the row and EVERY vector of the memory (and its keyword
+        entries); returns how many memories were removed (unknown and repeated ids count once or not at
+        all). Leftover vectors show up as unknown ids in knn or as fewer than k results."""
+        query = unit_vectors(1, self.dimensions, 91)[0]
+        gone, kept = memory(1, content="doomed heron"), memory(2, content="kept heron")
+        vectors = np.stack([near(query, 910 + j, noise=0.05) for j in range(6)] + [-query])
+        self.add_passages(opened, [gone, kept], vectors, [0, 0, 0, 0, 0, 0, 1])
+        missing = "99999999-9999-9999-9999-999999999999"
+        assert opened.purge([gone.id, missing, gone.id]) == 1
+        assert opened.purge([gone.id]) == 0
+        assert opened.purge([]) == 0
+        assert opened.get([gone.id]) == {}
+        for v in vectors[:6]:
+            assert [i for i, _ in opened.knn(v, 10, ALL)] == [kept.id]
+        assert opened.count(ALL) == 1
+        assert _row_ids(opened.list(ALL, 10)) == {kept.id}
+        if opened.capabilities.keyword_search:
+            assert _hit_ids(opened.keyword_search("heron", 10, ALL)) == {kept.id}
+            assert opened.keyword_search("doomed", 10, ALL) == []
+
+    def test_insert_owners_validated(self, opened: Store) -> None:
+        """Troubleshooting: ``insert`` must refuse, with ValueError and without storing anything,
+        ``owners`` of the wrong length, owners that do not index ``memories``, a memory without any
+        vector, and vectors of the wrong dimension."""
+        a, b = memory(1), memory(2)
+        v = unit_vectors(3, self.dimensions, 95)
+        bad_calls: list[tuple[np.ndarray, list[int] | None]] = [
+            (v, [0, 1]),  # one owner short
+            (v, [0, 1, 2]),  # 2 is not a memory
+            (v, [0, 0, 0]),  # b has no vector
+            (v, [0, 1, -1]),  # negative owner
+            (v, None),  # three vectors for two memories
+            (unit_vectors(2, self.dimensions + 1, 96), [0, 1]),  # wrong dimension
+        ]
+        for vectors, owners in bad_calls:
+            with pytest.raises(ValueError):
+                opened.insert([a, b], vectors, owners)
+        assert opened.count(ALL) == 0 and opened.get([a.id, b.id]) == {}
+        opened.insert([a, b], v, [1, 0, 1])
+        assert opened.knn(v[1], 1, SEARCH)[0][0] == a.id
+        assert opened.knn(v[2], 1, SEARCH)[0][0] == b.id
+
+    # -- filter fields ---------------------------------------------------------------------------
+    def _filter_corpus(self, store: Store) -> tuple[list[Memory], np.ndarray]:
+        kinds = list(MemoryType)
+        pool = ["red", "green", "blue", "ünï code", "with space", "emoji 🙂"]
+        items = []
+        for i in range(48):
+            metadata: dict[str, Any] = {"n": i % 3, "s": str(i % 3), "flag": i % 2 == 0, "f": (i % 3) * 1.0}
+            if i % 5 == 0:
+                metadata["nullable"] = None
+            if i % 6 == 0:
+                metadata['we"ird.key $[0]'] = "x"
+            items.append(
+                memory(
+                    i,
+                    content=f"kiwi note {i}",
+                    type=kinds[i % 4],
+                    tags=tuple(tag for j, tag in enumerate(pool) if (i >> j) & 1),
+                    metadata=metadata,
+                    namespace="other" if i % 7 == 6 else "default",
+                    deleted_at=BASE_TIME if i % 11 == 3 else None,
+                    superseded_by="11111111-2222-3333-4444-555555555555" if i % 13 == 5 else None,
+                )
+            )
+        owners = [i for i in range(48) for _ in range(1 + i % 3)]
+        vectors = unit_vectors(len(owners), self.dimensions, 97)
+        self.add_passages(store, items, vectors, owners)
+        return items, vectors
+
+    def _check_filter(self, store: Store, items: Sequence[Memory], where: MemoryFilter, label: str) -> None:
+        expected = {m.id for m in items if where.matches(m)}
+        query = unit_vectors(1, self.dimensions, 98)[0]
+        assert store.count(where) == len(expected), label
+        assert _row_ids(store.list(where, 1000)) == expected, label
+        assert _hit_ids(store.knn(query, 200, where)) == expected, label
+        if store.capabilities.keyword_search:
+            assert _hit_ids(store.keyword_search("kiwi", 200, where)) == expected, label
+
+    def test_filter_fields_alone_and_combined(self, opened: Store) -> None:
+        """Troubleshooting: every MemoryFilter field (types, tags_any, tags_all, created_after,
+        created_before, metadata, ids; with namespace and the lifecycle flags) must give the same set in
+        ``knn``, ``keyword_search``, ``list`` and ``count`` as ``MemoryFilter.matches`` (the reference
+        semantics). Usual culprits: tags matched as substrings of a JSON text (use exact elements),
+        ``tags_all`` of an empty set (matches everything), ``types`` stored as text vs codes, metadata
+        compared as text (``1`` must not match ``"1"``), bool treated as int."""
+        items, _ = self._filter_corpus(opened)
+        t10 = BASE_TIME + timedelta(seconds=10)
+        t30 = BASE_TIME + timedelta(seconds=30)
+        some_ids = frozenset(m.id for m in items[::5])
+        fields: dict[str, dict[str, Any]] = {
+            "one type": {"types": frozenset({MemoryType.EPISODIC})},
+            "two types": {"types": frozenset({MemoryType.WORKING, MemoryType.PROCEDURAL})},
+            "no types": {"types": frozenset()},
+            "tags_any": {"tags_any": frozenset({"red"})},
+            "tags_any unicode": {"tags_any": frozenset({"ünï code", "with space"})},
+            "tags_any unknown": {"tags_any": frozenset({"nope", "with"})},
+            "tags_any empty": {"tags_any": frozenset()},
+            "tags_all": {"tags_all": frozenset({"red", "green"})},
+            "tags_all three": {"tags_all": frozenset({"green", "emoji 🙂", "with space"})},
+            "tags_all empty": {"tags_all": frozenset()},
+            "after": {"created_after": t10},
+            "before": {"created_before": t10},
+            "window": {"created_after": t10, "created_before": t30},
+            "metadata int": {"metadata": (("n", 1),)},
+            "metadata str": {"metadata": (("s", "1"),)},
+            "metadata float vs int": {"metadata": (("f", 2),)},
+            "metadata bool": {"metadata": (("flag", True),)},
+            "metadata two keys": {"metadata": (("n", 1), ("flag", False))},
+            "metadata null": {"metadata": (("nullable", None),)},
+            "metadata quoted key": {"metadata": (('we"ird.key $[0]', "x"),)},
+            "metadata missing key": {"metadata": (("absent", None),)},
+            "ids": {"ids": some_ids},
+            "combined": {
+                "types": frozenset({MemoryType.WORKING, MemoryType.SEMANTIC}),
+                "tags_any": frozenset({"red", "blue"}),
+                "created_after": BASE_TIME + timedelta(seconds=4),
+                "metadata": (("flag", True),),
+            },
+            "combined all": {
+                "tags_all": frozenset({"green"}),
+                "created_before": BASE_TIME + timedelta(seconds=40),
+                "metadata": (("s", "0"),),
+                "ids": some_ids | frozenset(m.id for m in items[::3]),
+            },
+        }
+        views: dict[str, dict[str, Any]] = {
+            "search": {},
+            "heads": {"include_superseded": False},
+            "everything": {"namespace": None, "include_deleted": True},
+        }
+        for label, values in fields.items():
+            for view, flags in views.items():
+                self._check_filter(opened, items, MemoryFilter(**values, **flags), f"{label} / {view}")
+
+    def test_filters_apply_before_top_k(self, opened: Store) -> None:
+        """Troubleshooting: EVERY filter field applies before the top-k. With 200 non-matching memories
+        closer to the query (and better keyword matches, and newer) than 5 matching ones, ``k=5`` must
+        return exactly the 5 matching ones from knn, keyword_search and list. With sqlite-vec, a JOIN or
+        WHERE on the rows table filters AFTER the KNN: put the field in a vec0 metadata column, or
+        compute the matching rows first and pass ``rowid IN (…)`` or scan them exactly."""
+        query = unit_vectors(1, self.dimensions, 101)[0]
+        old = BASE_TIME - timedelta(days=1)
+        wanted = [
+            memory(
+                i,
+                content="quokka " + " ".join(f"filler{j}" for j in range(30)),
+                created_at=old + timedelta(seconds=i),
+                type=MemoryType.PROCEDURAL,
+                tags=("wanted one",),
+                metadata={"k": "yes"},
+            )
+            for i in range(5)
+        ]
+        crowd = [
+            memory(
+                100 + i,
+                content="quokka quokka",
+                type=MemoryType.SEMANTIC,
+                tags=("other",),
+                metadata={"k": "no"},
+            )
+            for i in range(200)
+        ]
+        self.add(opened, wanted, vectors=self._far_from(query, 5, 102))
+        self.add(opened, crowd, vectors=np.stack([near(query, 1000 + i) for i in range(200)]))
+        expected = {m.id for m in wanted}
+        filters = {
+            "types": MemoryFilter(types=frozenset({MemoryType.PROCEDURAL})),
+            "tags_any": MemoryFilter(tags_any=frozenset({"wanted one"})),
+            "tags_all": MemoryFilter(tags_all=frozenset({"wanted one"})),
+            "metadata": MemoryFilter(metadata=(("k", "yes"),)),
+            "created_before": MemoryFilter(created_before=BASE_TIME),
+            "created window": MemoryFilter(created_after=old, created_before=old + timedelta(hours=1)),
+            "ids": MemoryFilter(ids=frozenset(expected)),
+        }
+        for label, where in filters.items():
+            assert _hit_ids(opened.knn(query, 5, where)) == expected, label
+            assert _row_ids(opened.list(where, 5)) == expected, label
+            assert opened.count(where) == 5, label
+            if opened.capabilities.keyword_search:
+                assert _hit_ids(opened.keyword_search("quokka", 5, where)) == expected, label
+        crowd_only = MemoryFilter(created_after=BASE_TIME - timedelta(seconds=1))
+        assert _hit_ids(opened.knn(-query, 300, crowd_only)) == {m.id for m in crowd}
+
+    def test_metadata_filter_json_equality(self, opened: Store) -> None:
+        """Troubleshooting: metadata filters use JSON equality on top-level keys: ``1`` matches 1 and
+        1.0 but not ``"1"`` nor ``true``; ``True`` matches only true; ``None`` matches a JSON null, not a
+        missing key; nested values never equal a scalar. In SQLite check ``json_type`` (or json_each's
+        ``type``) besides the value: ``json_extract`` turns true into 1 and null/missing into NULL."""
+        values: list[Any] = [1, 1.0, "1", True, False, 0, None, [1], {"v": 1}, "true", 2.5]
+        items = [memory(i, metadata={"v": value}) for i, value in enumerate(values)]
+        items.append(memory(len(values), metadata={"other": 1}))
+        self.add(opened, items)
+        by_value: list[tuple[Any, set[int]]] = [
+            (1, {0, 1}),
+            (1.0, {0, 1}),
+            ("1", {2}),
+            (True, {3}),
+            (False, {4}),
+            (0, {5}),
+            (None, {6}),
+            ("true", {9}),
+            (2.5, {10}),
+            ("missing", set()),
+        ]
+        query = unit_vectors(1, self.dimensions, 111)[0]
+        for value, positions in by_value:
+            where = MemoryFilter(metadata=(("v", value),))
+            expected = {items[p].id for p in positions}
+            assert {m.id for m in items if where.matches(m)} == expected, value  # the reference agrees
+            assert _row_ids(opened.list(where, 100)) == expected, value
+            assert _hit_ids(opened.knn(query, 100, where)) == expected, value
+            assert opened.count(where) == len(expected), value
+
+    def test_created_boundaries(self, opened: Store) -> None:
+        """Troubleshooting: ``created_after`` is inclusive and ``created_before`` exclusive, to the
+        microsecond, whatever timezone the bound is written in. Off-by-one here usually means
+        datetimes compared as text, truncated to milliseconds, or compared in local time."""
+        t0 = BASE_TIME + timedelta(hours=2)
+        tick = timedelta(microseconds=1)
+        before, at, after = (
+            memory(i, created_at=t0 + d, updated_at=t0) for i, d in enumerate((-tick, 0 * tick, tick))
+        )
+        self.add(opened, [before, at, after])
+        shifted = t0.astimezone(timezone(timedelta(hours=-7)))
+        query = unit_vectors(1, self.dimensions, 121)[0]
+        cases = [
+            (MemoryFilter(created_after=t0), {at.id, after.id}),
+            (MemoryFilter(created_after=shifted), {at.id, after.id}),
+            (MemoryFilter(created_before=t0), {before.id}),
+            (MemoryFilter(created_before=shifted), {before.id}),
+            (MemoryFilter(created_after=t0, created_before=t0 + tick), {at.id}),
+            (MemoryFilter(created_after=t0, created_before=t0), set()),
+        ]
+        for where, expected in cases:
+            assert _row_ids(opened.list(where, 10)) == expected, where
+            assert _hit_ids(opened.knn(query, 10, where)) == expected, where
+            assert opened.count(where) == len(expected), where
+
+    def test_tags_exact_unicode_and_updates(self, opened: Store) -> None:
+        """Troubleshooting: tags match as whole, case-sensitive strings: unicode, spaces, quotes and
+        JSON-looking text included; a word inside a tag is not the tag. Tag filters must follow
+        ``update_fields(tags=…)`` (an index of tags kept beside the rows must be rewritten)."""
+        tags = ("ünï code", "with space", "emoji 🙂", "CJK 記憶", 'quote "x"', '["json"]', "%_like")
+        items = [memory(i, tags=(tag,)) for i, tag in enumerate(tags)]
+        self.add(opened, items)
+        for item, tag in zip(items, tags, strict=True):
+            assert _row_ids(opened.list(MemoryFilter(tags_any=frozenset({tag})), 10)) == {item.id}, tag
+            assert _row_ids(opened.list(MemoryFilter(tags_all=frozenset({tag})), 10)) == {item.id}, tag
+        for wrong in ("with", "Ünï code", "space", "json", "%", "_like", "x"):
+            assert opened.count(MemoryFilter(tags_any=frozenset({wrong}))) == 0, wrong
+        opened.update_fields(items[0].id, {"tags": ("with space", "new tag")})
+        both = MemoryFilter(tags_all=frozenset({"with space", "new tag"}))
+        assert _row_ids(opened.list(both, 10)) == {items[0].id}
+        assert opened.count(MemoryFilter(tags_any=frozenset({"ünï code"}))) == 0
+        assert _row_ids(opened.list(MemoryFilter(tags_any=frozenset({"with space"})), 10)) == {
+            items[0].id,
+            items[1].id,
+        }
+        query = unit_vectors(1, self.dimensions, 131)[0]
+        assert _hit_ids(opened.knn(query, 10, both)) == {items[0].id}
+
+    # -- record_access / purge -------------------------------------------------------------------
+    def test_record_access(self, opened: Store) -> None:
+        """Troubleshooting: ``record_access(counts, when)`` ADDS ``counts[id]`` to ``access_count``
+        (as an SQL increment ``access_count = access_count + ?``, never read-modify-write across
+        processes), sets ``last_accessed = when``, ignores unknown ids (no error, no new row), and
+        leaves every other field alone."""
+        a, b, c = memory(1, access_count=7), memory(2), memory(3)
+        self.add(opened, [a, b, c])
+        t1, t2 = BASE_TIME + timedelta(days=1), BASE_TIME + timedelta(days=2, microseconds=3)
+        missing = "99999999-9999-9999-9999-999999999999"
+        opened.record_access({a.id: 2, missing: 5}, t1)
+        opened.record_access({a.id: 3, b.id: 1}, t2)
+        opened.record_access({}, t2)
+        got = opened.get([a.id, b.id, c.id, missing])
+        assert set(got) == {a.id, b.id, c.id}
+        assert got[a.id] == a.model_copy(update={"access_count": 12, "last_accessed": t2})
+        assert got[b.id] == b.model_copy(update={"access_count": 1, "last_accessed": t2})
+        assert got[c.id] == c
+        assert opened.count(ALL) == 3
+        with opened.transaction():
+            opened.record_access({c.id: 4}, t1)
+        assert opened.get([c.id])[c.id].access_count == 4
+
+    def test_purge_everywhere(self, opened: Store) -> None:
+        """Troubleshooting: after ``purge`` a memory is gone from get, knn, keyword_search, list and
+        count (with every filter, tombstones included), and the id can be inserted again. ``purge``
+        returns the number of memories it removed."""
+        items = [memory(i, content=f"pelican fact {i}", tags=("bird",)) for i in range(4)]
+        vectors = self.add(opened, items)
+        opened.update_fields(items[1].id, {"deleted_at": BASE_TIME})
+        assert opened.purge([items[0].id, items[1].id]) == 2
+        gone = {items[0].id, items[1].id}
+        assert opened.get(list(gone)) == {}
+        for where in (ALL, SEARCH, MemoryFilter(tags_any=frozenset({"bird"}), include_deleted=True)):
+            assert not gone & _hit_ids(opened.knn(vectors[0], 10, where))
+            assert not gone & _row_ids(opened.list(where, 10))
+            assert opened.count(where) == 2
+            if opened.capabilities.keyword_search:
+                assert not gone & _hit_ids(opened.keyword_search("pelican", 10, where))
+        self.add(opened, [items[0]], vectors=vectors[:1])
+        assert opened.knn(vectors[0], 1, SEARCH)[0][0] == items[0].id
+
 
 StoreConformance._suite = StoreConformance

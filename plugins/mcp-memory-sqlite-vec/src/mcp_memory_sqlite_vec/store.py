@@ -1,28 +1,37 @@
 """SqliteVecStore: memories in one SQLite file — rows, sqlite-vec vectors and an FTS5 keyword index.
 
-Schema (version 1)::
+Schema (version 2)::
 
     meta(key, value)              schema_version, model_id, dimensions, created_by
     namespaces(id, name)          small integer ids, so vec0 filters on an integer (see below)
     memories(seq, id, …)          the source of truth; seq INTEGER PRIMARY KEY is a stable rowid
                                   (an implicit rowid may be renumbered by VACUUM), id is the UUID
     memories_fts                  FTS5 external content over memories.content, kept in sync by triggers
-    vectors                       vec0(embedding float[D] distance_metric=cosine,
-                                       ns integer, deleted integer, superseded integer), rowid = seq
+    memory_tags(tag, seq)         one row per (tag, memory), kept in sync with memories.tags by triggers
+    passages(vrow, seq, embedding) one row per vector of a memory (its whole text, then its passages):
+                                  vrow is the vec0 rowid, seq the owning memory, embedding a float32 copy
+    vectors                       vec0(embedding float[D] distance_metric=cosine, ns integer,
+                                       deleted integer, superseded integer, type integer,
+                                       created integer), rowid = passages.vrow
+
+Version 1 had one vector per memory (vec0 rowid = memory seq, no type/created columns, no passages
+or memory_tags); ``open()`` migrates it in place, in one transaction (see ``_migrate_v1``).
 
 Datetimes are stored as integer microseconds since the Unix epoch (UTC): exact round trips, correct
 ordering and comparison, and they come back as timezone-aware UTC datetimes.
 
 KNN filtering: sqlite-vec applies JOIN/WHERE conditions on other tables AFTER its top-k, so every
-filter the engine can ask for lives inside the vec0 query: namespace, tombstone and superseded flags
-are vec0 *metadata* columns (updatable, unlike partition keys: a tombstone is set after insert), and
-an ``ids`` filter is a ``rowid IN (…)`` constraint, which vec0 also applies before its top-k.
-Measured with ``scripts/bench_knn_filter.py`` (k=10, 384-d, 2 cores): metadata columns cost no more
-than an unfiltered scan (10k: 3.6 ms, 100k: 43 ms) while ``rowid IN (SELECT … FROM memories)`` costs
-~40 % more (5.6 / 60 ms). A namespace partition key is ~10 % faster still with one big namespace,
-but partition keys cannot be UPDATEd and every partition allocates its own vector chunks; the
-namespace is an integer (``namespaces`` table) because vec0 compares text longer than 12 bytes
-out of line.
+filter must act inside the vec0 query or before it. Namespace, tombstone and superseded flags, type
+(a small integer code) and created_at are vec0 *metadata* columns (updatable, unlike partition keys:
+a tombstone is set after insert). Filters vec0 cannot express (tags, metadata, ids) are resolved
+first on the rows table (tags through ``memory_tags``); the matching vectors are then either scanned
+exactly with numpy from the ``passages`` copies (small sets, see ``_exact_limit``) or handed to vec0
+as ``rowid IN (…)``, which vec0 also applies before its top-k.
+
+Passages: vec0 returns vector rows, several of which may belong to one memory. ``knn`` asks for more
+rows than ``k``, keeps each memory's best row, and grows the row count (×4, up to vec0's 4096) until
+it has ``k`` distinct memories or the matching rows are exhausted; if 4096 rows still hold fewer than
+``k`` memories it falls back to an exact scan of every matching vector (correct, slower).
 
 Concurrency: one connection per store, in autocommit mode, guarded by an RLock that a
 ``transaction()`` holds from BEGIN IMMEDIATE to COMMIT, so worker threads never interleave.
@@ -38,6 +47,7 @@ import json
 import logging
 import re
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -53,7 +63,7 @@ from .binding import Binding, select_binding
 
 log = logging.getLogger("mcp_memory_sqlite_vec")
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MAX_K = 4096  # sqlite-vec 0.1.9 refuses k > 4096
 BUSY_TIMEOUT_S = 10.0
 # vec0 scans every vector chunk per KNN; through the default 2 MB page cache a 100k x 384-d file
@@ -61,6 +71,19 @@ BUSY_TIMEOUT_S = 10.0
 MMAP_SIZE = 1 << 30
 MAX_KEYWORD_TOKENS = 64
 _ITER_BATCH = 500
+# Filters vec0 cannot express (tags, metadata, ids) are resolved on the rows table first. When the
+# matching vectors are few, reading their float32 copies from ``passages`` and scanning them with
+# numpy beats a vec0 scan with ``rowid IN (…)`` (which still visits every vector chunk): measured at
+# 100k x 384-d, 2 000 copies read + scanned ≈ 5-15 ms vs ≈ 35-50 ms for vec0; at 20 000 vec0 wins.
+EXACT_SCAN_MAX_ROWS = 4000
+EXACT_SCAN_MIN_ROWS = 256
+# Memory types as small integers for the vec0 ``type`` metadata column (never renumber: on disk).
+TYPE_CODES: dict[MemoryType, int] = {
+    MemoryType.WORKING: 1,
+    MemoryType.EPISODIC: 2,
+    MemoryType.SEMANTIC: 3,
+    MemoryType.PROCEDURAL: 4,
+}
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICRO = timedelta(microseconds=1)
@@ -112,10 +135,43 @@ CREATE TRIGGER IF NOT EXISTS memories_fts_au AFTER UPDATE OF content ON memories
     INSERT INTO memories_fts (memories_fts, rowid, content) VALUES ('delete', old.seq, old.content);
     INSERT INTO memories_fts (rowid, content) VALUES (new.seq, new.content);
 END;
+CREATE TABLE IF NOT EXISTS memory_tags (
+    tag TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    PRIMARY KEY (tag, seq)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS memory_tags_seq ON memory_tags (seq);
+CREATE TRIGGER IF NOT EXISTS memory_tags_ai AFTER INSERT ON memories BEGIN
+    INSERT OR IGNORE INTO memory_tags (tag, seq) SELECT value, new.seq FROM json_each(new.tags);
+END;
+CREATE TRIGGER IF NOT EXISTS memory_tags_ad AFTER DELETE ON memories BEGIN
+    DELETE FROM memory_tags WHERE seq = old.seq;
+END;
+CREATE TRIGGER IF NOT EXISTS memory_tags_au AFTER UPDATE OF tags ON memories BEGIN
+    DELETE FROM memory_tags WHERE seq = old.seq;
+    INSERT OR IGNORE INTO memory_tags (tag, seq) SELECT value, new.seq FROM json_each(new.tags);
+END;
+CREATE TABLE IF NOT EXISTS passages (
+    vrow      INTEGER PRIMARY KEY,
+    seq       INTEGER NOT NULL,
+    embedding BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS passages_seq ON passages (seq);
 """
 
-# Migrations: MIGRATIONS[n] upgrades a database from schema version n to n + 1.
-MIGRATIONS: dict[int, str] = {}
+_TYPE_CASE = (
+    "CASE {col} "
+    + " ".join(f"WHEN '{t.value}' THEN {code}" for t, code in TYPE_CODES.items())
+    + " ELSE 0 END"
+)
+
+
+def _vectors_ddl(dimensions: int) -> str:
+    return (
+        "CREATE VIRTUAL TABLE IF NOT EXISTS vectors USING vec0 ("
+        f"embedding float[{int(dimensions)}] distance_metric=cosine, "
+        "ns integer, deleted integer, superseded integer, type integer, created integer)"
+    )
 
 
 def to_micros(value: datetime) -> int:
@@ -233,7 +289,7 @@ class SqliteVecStore:
                 self._path.parent.mkdir(parents=True, exist_ok=True)
             conn = binding.connect(str(self._path), timeout=BUSY_TIMEOUT_S)
             try:
-                mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+                mode = self._enable_wal(conn, binding)
                 if str(mode).lower() != "wal" and str(self._path) != ":memory:":
                     log.warning("SQLite refused WAL mode for %s (journal_mode=%s)", self.location, mode)
                 conn.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
@@ -252,6 +308,20 @@ class SqliteVecStore:
                 model_id,
                 dimensions,
             )
+
+    @staticmethod
+    def _enable_wal(conn: Any, binding: Binding) -> str:
+        """``PRAGMA journal_mode=WAL``, retried while another process holds the lock: switching a new
+        file to WAL needs an exclusive lock and SQLite does not always wait on the busy handler for it
+        (two processes creating one file at once would otherwise fail with "database is locked")."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        while True:
+            try:
+                return str(conn.execute("PRAGMA journal_mode=WAL").fetchone()[0])
+            except binding.module.OperationalError as exc:
+                if ("locked" not in str(exc) and "busy" not in str(exc)) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
 
     def _init_schema(self, conn: Any, binding: Binding, model_id: str, dimensions: int) -> None:
         conn.execute("BEGIN IMMEDIATE")
@@ -278,15 +348,9 @@ class SqliteVecStore:
                 )
             for statement in _split_sql(_SCHEMA):
                 conn.execute(statement)
-            conn.execute(
-                "CREATE VIRTUAL TABLE IF NOT EXISTS vectors USING vec0 ("
-                f"embedding float[{int(dimensions)}] distance_metric=cosine, "
-                "ns integer, deleted integer, superseded integer)"
-            )
-            while 0 < version < SCHEMA_VERSION:
-                for statement in _split_sql(MIGRATIONS[version]):
-                    conn.execute(statement)
-                version += 1
+            if version == 1:
+                self._migrate_v1(conn, dimensions)
+            conn.execute(_vectors_ddl(dimensions))
             conn.executemany(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
                 [
@@ -303,6 +367,31 @@ class SqliteVecStore:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+
+    def _migrate_v1(self, conn: Any, dimensions: int) -> None:
+        """Schema 1 → 2, inside open()'s transaction. v1 kept one vector per memory in
+        ``vectors`` (rowid = memory seq; metadata columns ns, deleted, superseded). Each becomes the
+        memory's single passage (vrow = seq); ``vectors`` is rebuilt with the type and created columns;
+        ``memory_tags`` is filled from ``memories.tags``. Vectors of rows that no longer exist are
+        dropped. All in SQL: no vector passes through Python."""
+        log.info("migrating %s from schema 1 to 2", self.location)
+        conn.execute("INSERT OR IGNORE INTO namespaces (name) SELECT DISTINCT namespace FROM memories")
+        conn.execute(
+            "INSERT INTO passages (vrow, seq, embedding) "
+            "SELECT v.rowid, v.rowid, v.embedding FROM vectors v JOIN memories m ON m.seq = v.rowid"
+        )
+        conn.execute("DROP TABLE vectors")
+        conn.execute(_vectors_ddl(dimensions))
+        conn.execute(
+            "INSERT INTO vectors (rowid, embedding, ns, deleted, superseded, type, created) "
+            "SELECT p.vrow, p.embedding, n.id, m.deleted_at IS NOT NULL, m.superseded_by IS NOT NULL, "
+            f"{_TYPE_CASE.format(col='m.type')}, m.created_at "
+            "FROM passages p JOIN memories m ON m.seq = p.seq JOIN namespaces n ON n.name = m.namespace"
+        )
+        conn.execute(
+            "INSERT OR IGNORE INTO memory_tags (tag, seq) "
+            "SELECT j.value, m.seq FROM memories m, json_each(m.tags) j"
+        )
 
     def close(self) -> None:
         with self._lock:
@@ -358,23 +447,55 @@ class SqliteVecStore:
                 raise
 
     # -- writes ----------------------------------------------------------------------------------
-    def insert(self, memories: Sequence[Memory], vectors: Vector) -> None:
+    def insert(
+        self, memories: Sequence[Memory], vectors: Vector, owners: Sequence[int] | None = None
+    ) -> None:
+        """Insert memories with their vectors, atomically.
+
+        Without ``owners`` row i of ``vectors`` belongs to ``memories[i]``; with ``owners`` (one entry
+        per row) row i belongs to ``memories[owners[i]]``, and every memory needs at least one row.
+        """
         memories = list(memories)
         array = np.ascontiguousarray(np.asarray(vectors, dtype=np.float32))
-        if array.ndim == 1 and len(memories) == 1:
+        if array.ndim == 1 and len(memories) == 1 and owners is None:
             array = array.reshape(1, -1)
-        if array.ndim != 2 or array.shape[0] != len(memories) or array.shape[1] != self._dims:
+        if array.ndim != 2 or array.shape[1] != self._dims:
             raise ValueError(
-                f"insert needs one {self._dims}-d vector per memory: got {len(memories)} memories and "
-                f"vectors of shape {array.shape}"
+                f"insert needs a 2-d array of {self._dims}-d vectors: got vectors of shape {array.shape}"
             )
+        if owners is None:
+            if array.shape[0] != len(memories):
+                raise ValueError(
+                    f"insert needs one {self._dims}-d vector per memory when owners is not given: got "
+                    f"{len(memories)} memories and vectors of shape {array.shape}"
+                )
+            owner_list = list(range(len(memories)))
+        else:
+            owner_list = [_owner_index(o) for o in owners]
+            if len(owner_list) != array.shape[0]:
+                raise ValueError(
+                    f"owners needs one entry per vector row: got {len(owner_list)} owners for "
+                    f"{array.shape[0]} vectors"
+                )
+            bad = sorted({o for o in owner_list if not 0 <= o < len(memories)})
+            if bad:
+                raise ValueError(f"owners {bad[:5]} do not index the {len(memories)} memories")
+            without = sorted(set(range(len(memories))) - set(owner_list))
+            if without:
+                raise ValueError(
+                    f"every memory needs at least one vector; memories at positions {without[:5]} have none"
+                )
         if not memories:
             return
         if not np.all(np.isfinite(array)):
             raise ValueError("vectors contain NaN or infinity")
+        ids = [m.id for m in memories]
+        if len(set(ids)) != len(ids):
+            raise ValueError("duplicate memory ids in one insert")
         with self.transaction():
             conn = self._db()
-            for memory, vector in zip(memories, array, strict=True):
+            seqs: list[int] = []
+            for memory in memories:
                 try:
                     cursor = conn.execute(
                         f"INSERT INTO memories ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -382,19 +503,35 @@ class SqliteVecStore:
                     )
                 except self._binding.module.IntegrityError as exc:  # type: ignore[union-attr]
                     raise ValueError(f"A memory with id {memory.id} already exists") from exc
+                seqs.append(int(cursor.lastrowid))
+            flags = [self._vector_flags(m) for m in memories]
+            for row, owner in enumerate(owner_list):
+                blob = array[row].tobytes()
+                cursor = conn.execute(
+                    "INSERT INTO passages (seq, embedding) VALUES (?, ?)", (seqs[owner], blob)
+                )
                 conn.execute(
-                    "INSERT INTO vectors (rowid, embedding, ns, deleted, superseded) VALUES (?, ?, ?, ?, ?)",
-                    (
-                        cursor.lastrowid,
-                        vector.tobytes(),
-                        self._namespace_id(memory.namespace, create=True),
-                        int(memory.deleted_at is not None),
-                        int(memory.superseded_by is not None),
-                    ),
+                    "INSERT INTO vectors (rowid, embedding, ns, deleted, superseded, type, created) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (cursor.lastrowid, blob, *flags[owner]),
                 )
 
+    def _vector_flags(self, m: Memory) -> tuple[int, int, int, int, int]:
+        """The vec0 metadata columns of a memory: ns, deleted, superseded, type, created."""
+        ns = self._namespace_id(m.namespace, create=True)
+        assert ns is not None
+        return (
+            ns,
+            int(m.deleted_at is not None),
+            int(m.superseded_by is not None),
+            TYPE_CODES[MemoryType(m.type)],
+            to_micros(m.created_at),
+        )
+
     def update_fields(self, memory_id: str, fields: Mapping[str, Any]) -> None:
-        """Set fields of one memory (validated as a Memory). Raises MemoryNotFoundError if absent."""
+        """Set fields of one memory (validated as a Memory). Raises MemoryNotFoundError if absent.
+
+        The vec0 metadata columns of EVERY vector of the memory follow the row."""
         if "id" in fields and fields["id"] != memory_id:
             raise ValueError("update_fields cannot change a memory's id")
         unknown = set(fields) - set(Memory.model_fields)
@@ -413,18 +550,32 @@ class SqliteVecStore:
                 assignments = assignments.replace("content = ?, ", "")
                 values = values[1:]
             conn.execute(f"UPDATE memories SET {assignments} WHERE seq = ?", (*values, seq))
-            conn.execute(
-                "UPDATE vectors SET ns = ?, deleted = ?, superseded = ? WHERE rowid = ?",
-                (
-                    self._namespace_id(new.namespace, create=True),
-                    int(new.deleted_at is not None),
-                    int(new.superseded_by is not None),
-                    seq,
-                ),
+            flags = self._vector_flags(new)
+            if flags != self._vector_flags(old):
+                vrows = [r[0] for r in conn.execute("SELECT vrow FROM passages WHERE seq = ?", (seq,))]
+                conn.executemany(
+                    "UPDATE vectors SET ns = ?, deleted = ?, superseded = ?, type = ?, created = ? "
+                    "WHERE rowid = ?",
+                    [(*flags, vrow) for vrow in vrows],
+                )
+
+    def record_access(self, counts: Mapping[str, int], when: datetime) -> None:
+        """Add ``counts[id]`` to ``access_count`` (an SQL increment, so concurrent processes never lose
+        counts) and set ``last_accessed = when``, in one transaction. Unknown ids are ignored."""
+        items = [(int(n), to_micros(when), memory_id) for memory_id, n in counts.items()]
+        if any(n < 0 for n, _, _ in items):
+            raise ValueError("record_access counts must be >= 0")
+        if not items:
+            return
+        with self.transaction():
+            self._db().executemany(
+                "UPDATE memories SET access_count = access_count + ?, last_accessed = ? WHERE id = ?",
+                items,
             )
 
     def purge(self, ids: Sequence[str]) -> int:
-        """Hard delete: remove rows, vectors and keyword-index entries. Returns how many were removed."""
+        """Hard delete: remove rows, every vector and keyword-index entries. Returns how many rows
+        were removed."""
         ids = list(dict.fromkeys(ids))
         if not ids:
             return 0
@@ -438,7 +589,9 @@ class SqliteVecStore:
                 )
             ]
             for seq in seqs:
-                conn.execute("DELETE FROM vectors WHERE rowid = ?", (seq,))
+                vrows = [r[0] for r in conn.execute("SELECT vrow FROM passages WHERE seq = ?", (seq,))]
+                conn.executemany("DELETE FROM vectors WHERE rowid = ?", [(v,) for v in vrows])
+                conn.execute("DELETE FROM passages WHERE seq = ?", (seq,))
                 conn.execute("DELETE FROM memories WHERE seq = ?", (seq,))
             return len(seqs)
 
@@ -468,44 +621,115 @@ class SqliteVecStore:
         return {row[0]: _memory(row) for row in rows}
 
     def knn(self, vector: Vector, k: int, where: MemoryFilter) -> list[tuple[str, float]]:
+        """Up to ``k`` distinct memories matching ``where``, best cosine similarity over each memory's
+        vectors first. Every filter field applies before the top-k (see the module docstring)."""
         k = min(int(k), MAX_K)
-        if k <= 0 or (where.ids is not None and not where.ids):
+        if k <= 0 or _matches_nothing(where):
             return []
         query = np.ascontiguousarray(np.asarray(vector, dtype=np.float32).reshape(-1))
         if query.shape[0] != self._dims:
             raise ValueError(f"knn needs a {self._dims}-d vector; got {query.shape[0]}-d")
         with self._lock:
             conn = self._db()
-            conditions = ["embedding MATCH ?", "k = ?"]
-            params: list[Any] = [query.tobytes(), k]
-            if where.namespace is not None:
-                ns = self._namespace_id(where.namespace, create=False)
-                if ns is None:
+            vec = self._vec0_conditions(where)
+            if vec is None:
+                return []
+            conditions, params = vec
+            if _needs_rows(where):
+                clause, row_params = _where_sql(where, alias="m")
+                vrows = [
+                    r[0]
+                    for r in conn.execute(
+                        f"SELECT p.vrow FROM memories m JOIN passages p ON p.seq = m.seq WHERE {clause}",
+                        row_params,
+                    )
+                ]
+                if not vrows:
                     return []
-                conditions.append("ns = ?")
-                params.append(ns)
-            if not where.include_deleted:
-                conditions.append("deleted = 0")
-            if not where.include_superseded:
-                conditions.append("superseded = 0")
-            if where.ids is not None:
-                conditions.append(
-                    "rowid IN (SELECT seq FROM memories WHERE id IN (SELECT value FROM json_each(?)))"
-                )
-                params.append(json.dumps(sorted(where.ids)))
-            rows = conn.execute(
-                "WITH hits AS MATERIALIZED (SELECT rowid, distance FROM vectors WHERE "
-                + " AND ".join(conditions)
-                + ") SELECT m.id, hits.distance FROM hits JOIN memories m ON m.seq = hits.rowid "
-                "ORDER BY hits.distance, m.id",
-                params,
-            ).fetchall()
-        return [(memory_id, 1.0 - float(distance)) for memory_id, distance in rows]
+                vrow_json = json.dumps(vrows)
+                if len(vrows) <= self._exact_limit(conn):
+                    return self._exact_knn(
+                        conn, query, k, "p.vrow IN (SELECT value FROM json_each(?))", [vrow_json]
+                    )
+                conditions.append("rowid IN (SELECT value FROM json_each(?))")
+                params.append(vrow_json)
+            row_k = min(MAX_K, max(2 * k, k + 16))
+            while True:
+                rows = conn.execute(
+                    "WITH hits AS MATERIALIZED (SELECT rowid, distance FROM vectors WHERE "
+                    "embedding MATCH ? AND k = ? "
+                    + "".join(f"AND {c} " for c in conditions)
+                    + ") SELECT m.id, hits.distance FROM hits LEFT JOIN passages p ON p.vrow = hits.rowid "
+                    "LEFT JOIN memories m ON m.seq = p.seq ORDER BY hits.distance, m.id",
+                    [query.tobytes(), row_k, *params],
+                ).fetchall()
+                best: dict[str, float] = {}
+                for memory_id, distance in rows:
+                    if memory_id is not None and memory_id not in best:
+                        best[memory_id] = 1.0 - float(distance)
+                if len(best) >= k or len(rows) < row_k:
+                    return list(best.items())[:k]
+                if row_k >= MAX_K:
+                    # 4096 vector rows hold fewer than k memories: scan every matching vector exactly.
+                    clause, row_params = _where_sql(where, alias="m")
+                    return self._exact_knn(conn, query, k, clause or "1", row_params)
+                row_k = min(MAX_K, row_k * 4)
+
+    def _vec0_conditions(self, where: MemoryFilter) -> tuple[list[str], list[Any]] | None:
+        """The filter fields vec0 metadata columns can apply inside the KNN; None when the namespace
+        does not exist (nothing can match)."""
+        conditions: list[str] = []
+        params: list[Any] = []
+        if where.namespace is not None:
+            ns = self._namespace_id(where.namespace, create=False)
+            if ns is None:
+                return None
+            conditions.append("ns = ?")
+            params.append(ns)
+        if not where.include_deleted:
+            conditions.append("deleted = 0")
+        if not where.include_superseded:
+            conditions.append("superseded = 0")
+        if where.types is not None:
+            codes = sorted(TYPE_CODES[MemoryType(t)] for t in where.types)
+            conditions.append(f"type IN ({', '.join(str(c) for c in codes)})")  # integers: safe inline
+        if where.created_after is not None:
+            conditions.append("created >= ?")
+            params.append(to_micros(where.created_after))
+        if where.created_before is not None:
+            conditions.append("created < ?")
+            params.append(to_micros(where.created_before))
+        return conditions, params
+
+    def _exact_limit(self, conn: Any) -> int:
+        """How many matching vectors are cheaper to scan exactly than to hand to vec0."""
+        (top,) = conn.execute("SELECT max(vrow) FROM passages").fetchone()
+        return min(EXACT_SCAN_MAX_ROWS, max(EXACT_SCAN_MIN_ROWS, int(top or 0) // 8))
+
+    def _exact_knn(
+        self, conn: Any, query: Vector, k: int, clause: str, params: Sequence[Any]
+    ) -> list[tuple[str, float]]:
+        """Exact top-k over the vectors of ``passages p JOIN memories m`` matching ``clause``."""
+        rows = conn.execute(
+            f"SELECT m.id, p.embedding FROM passages p JOIN memories m ON m.seq = p.seq WHERE {clause}",
+            params,
+        ).fetchall()
+        if not rows:
+            return []
+        dims = int(self._dims or query.shape[0])
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dims)
+        norms = np.linalg.norm(matrix, axis=1) * float(np.linalg.norm(query))
+        sims = (matrix @ query) / np.maximum(norms, np.float32(1e-30))
+        ids, inverse = np.unique(np.array([r[0] for r in rows], dtype=object), return_inverse=True)
+        best = np.full(len(ids), -np.inf, dtype=np.float64)
+        np.maximum.at(best, inverse.reshape(-1), sims.astype(np.float64))
+        order = np.argsort(-best, kind="stable")[:k]  # ids are sorted: ties go to the smaller id
+        return [(str(ids[i]), float(best[i])) for i in order]
 
     def keyword_search(self, query: str, k: int, where: MemoryFilter) -> list[tuple[str, float]]:
         match = fts_query(query)
         k = int(k)
-        if match is None or k <= 0 or (where.ids is not None and not where.ids):
+        if match is None or k <= 0 or _matches_nothing(where):
             return []
         clause, params = _where_sql(where, alias="m")
         sql = (
@@ -528,7 +752,7 @@ class SqliteVecStore:
         self, where: MemoryFilter, limit: int, after: tuple[datetime, str] | None = None
     ) -> list[Memory]:
         limit = int(limit)
-        if limit <= 0 or (where.ids is not None and not where.ids):
+        if limit <= 0 or _matches_nothing(where):
             return []
         clause, params = _where_sql(where)
         conditions = [clause] if clause else []
@@ -546,7 +770,7 @@ class SqliteVecStore:
         return [_memory(row) for row in rows]
 
     def count(self, where: MemoryFilter) -> int:
-        if where.ids is not None and not where.ids:
+        if _matches_nothing(where):
             return 0
         clause, params = _where_sql(where)
         with self._lock:
@@ -577,6 +801,44 @@ class SqliteVecStore:
             last = rows[-1][0]
 
 
+def _matches_nothing(where: MemoryFilter) -> bool:
+    """True when an empty set makes the filter unsatisfiable (``ids``, ``types``, ``tags_any``)."""
+    return any(field is not None and not field for field in (where.ids, where.types, where.tags_any))
+
+
+def _needs_rows(where: MemoryFilter) -> bool:
+    """True when the filter has fields vec0 metadata columns cannot express."""
+    return bool(where.ids is not None or where.tags_any is not None or where.tags_all or where.metadata)
+
+
+def _owner_index(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise ValueError(f"owners must be integer positions into memories; got {value!r}")
+    return int(value)
+
+
+def _sql_number(value: int | float) -> int | float:
+    """A number SQLite can bind: integers beyond 64 bits compare as reals."""
+    if isinstance(value, int) and not -(2**63) <= value < 2**63:
+        return float(value)
+    return value
+
+
+def _metadata_sql(key: str, value: Any, p: str) -> tuple[str, list[Any]]:
+    """JSON equality of top-level ``metadata[key]`` with ``value``: bool is not int, 1 == 1.0,
+    "1" != 1, None matches JSON null (not a missing key). json_each avoids quoting keys in paths."""
+    head = f"EXISTS (SELECT 1 FROM json_each({p}metadata) j WHERE j.key = ? AND "
+    if value is None:
+        return head + "j.type = 'null')", [key]
+    if isinstance(value, bool):
+        return head + f"j.type = '{'true' if value else 'false'}')", [key]
+    if isinstance(value, int | float):
+        return head + "j.type IN ('integer', 'real') AND j.value = ?)", [key, _sql_number(value)]
+    if isinstance(value, str):
+        return head + "j.type = 'text' AND j.value = ?)", [key, value]
+    raise ValueError(f"metadata filter values must be str, int, float, bool or None; got {value!r}")
+
+
 def _where_sql(where: MemoryFilter, alias: str = "") -> tuple[str, list[Any]]:
     """SQL conditions on the memories table for ``where`` (without WHERE) and their parameters."""
     p = f"{alias}." if alias else ""
@@ -592,6 +854,30 @@ def _where_sql(where: MemoryFilter, alias: str = "") -> tuple[str, list[Any]]:
     if where.ids is not None:
         conditions.append(f"{p}id IN (SELECT value FROM json_each(?))")
         params.append(json.dumps(sorted(where.ids)))
+    if where.types is not None:
+        conditions.append(f"{p}type IN (SELECT value FROM json_each(?))")
+        params.append(json.dumps(sorted(MemoryType(t).value for t in where.types)))
+    if where.created_after is not None:
+        conditions.append(f"{p}created_at >= ?")
+        params.append(to_micros(where.created_after))
+    if where.created_before is not None:
+        conditions.append(f"{p}created_at < ?")
+        params.append(to_micros(where.created_before))
+    if where.tags_any is not None:
+        conditions.append(
+            f"{p}seq IN (SELECT seq FROM memory_tags WHERE tag IN (SELECT value FROM json_each(?)))"
+        )
+        params.append(json.dumps(sorted(where.tags_any), ensure_ascii=False))
+    if where.tags_all:
+        conditions.append(
+            f"{p}seq IN (SELECT seq FROM memory_tags WHERE tag IN (SELECT value FROM json_each(?)) "
+            "GROUP BY seq HAVING count(*) = ?)"
+        )
+        params += [json.dumps(sorted(where.tags_all), ensure_ascii=False), len(where.tags_all)]
+    for key, value in where.metadata:
+        sql, more = _metadata_sql(key, value, p)
+        conditions.append(sql)
+        params += more
     return " AND ".join(conditions), params
 
 
