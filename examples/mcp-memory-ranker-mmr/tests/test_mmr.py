@@ -35,3 +35,10 @@ def test_jaccard():
 def test_bad_diversity():
     with pytest.raises(ValueError, match="diversity"):
         MMRRanker(diversity=1.5)
+
+
+def test_beyond_the_pool_follows_relevance_below_the_pool():
+    candidates = [make_candidate(f"note {i} words", 0.9 - i * 0.01) for i in range(8)]
+    ranked = MMRRanker(diversity=0.3, pool=3).rank("q", candidates, NOW)
+    assert [s.candidate for s in ranked[3:]] == candidates[3:]
+    assert max(s.score for s in ranked[3:]) <= min(s.score for s in ranked[:3])

@@ -29,42 +29,44 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 
 
 class MMRRanker:
-    """``diversity`` is 1 − λ: 0 ranks by similarity alone, higher values push near-repeats down."""
+    """``diversity`` is 1 − λ: 0 ranks by similarity alone, higher values push near-repeats down.
 
-    def __init__(self, diversity: float = 0.3) -> None:
+    Only the ``pool`` most relevant candidates are diversified (MMR is quadratic in its pool); the rest
+    follow in order of relevance, below them.
+    """
+
+    def __init__(self, diversity: float = 0.3, pool: int = 50) -> None:
         if not 0.0 <= diversity <= 1.0:
             raise ValueError(f"diversity must be from 0 to 1; got {diversity}")
         self.diversity = diversity
+        self.pool = pool
 
     def rank(self, query: str, candidates: Sequence[Candidate], now: datetime) -> list[ScoredCandidate]:
         relevance = [c.vector_similarity if c.vector_similarity is not None else -1.0 for c in candidates]
-        texts = [words(c.memory.content) for c in candidates]
-        remaining = list(range(len(candidates)))
-        chosen: list[int] = []
+        by_relevance = sorted(range(len(candidates)), key=lambda i: (-relevance[i], i))
+        remaining, rest = by_relevance[: self.pool], by_relevance[self.pool :]
+        texts = {i: words(candidates[i].memory.content) for i in remaining}
+        overlap = dict.fromkeys(remaining, 0.0)  # highest overlap with anything picked so far
         ranked: list[ScoredCandidate] = []
         while remaining:
-            best, best_score, best_overlap = remaining[0], float("-inf"), 0.0
-            for i in remaining:  # ties keep input order: first best wins
-                overlap = max((jaccard(texts[i], texts[j]) for j in chosen), default=0.0)
-                score = (1 - self.diversity) * relevance[i] - self.diversity * overlap
-                if score > best_score:
-                    best, best_score, best_overlap = i, score, overlap
-            chosen.append(best)
+            scores = {i: (1 - self.diversity) * relevance[i] - self.diversity * overlap[i] for i in remaining}
+            best = max(remaining, key=lambda i: scores[i])  # ties: the more relevant (earlier) one
             remaining.remove(best)
             ranked.append(
                 ScoredCandidate(
                     candidate=candidates[best],
-                    score=best_score,
-                    parts={"relevance": relevance[best], "redundancy": best_overlap},
+                    score=min(scores[best], ranked[-1].score) if ranked else scores[best],
+                    parts={"relevance": relevance[best], "redundancy": overlap[best]},
                 )
             )
-        # Greedy scores can rise after a redundant pick; the order is the ranking, so make the
-        # scores agree with it (each at most the previous one).
-        for index in range(1, len(ranked)):
-            previous = ranked[index - 1].score
-            if ranked[index].score > previous:
-                current = ranked[index]
-                ranked[index] = ScoredCandidate(current.candidate, previous, current.parts)
+            for i in remaining:
+                overlap[i] = max(overlap[i], jaccard(texts[i], texts[best]))
+        floor = ranked[-1].score if ranked else 0.0
+        for i in rest:  # beyond the pool: relevance order, scored below everything diversified
+            floor = min(floor, (1 - self.diversity) * relevance[i] - self.diversity)
+            ranked.append(
+                ScoredCandidate(candidates[i], floor, {"relevance": relevance[i], "redundancy": 0.0})
+            )
         return ranked
 
 
