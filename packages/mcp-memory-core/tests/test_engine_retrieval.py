@@ -6,7 +6,7 @@ import pytest
 
 from mcp_memory_core import InvalidInputError, MemoryEngine, MemoryType
 from mcp_memory_core.filters import Filters
-from mcp_memory_core.passages import MAX_PASSAGES, split_passages
+from mcp_memory_core.passages import MAX_PASSAGES, leading_label, split_passages
 from mcp_memory_rankers import SimilarityRanker
 from mcp_memory_testing import HashEmbedder, InMemoryStore
 
@@ -28,6 +28,28 @@ def test_several_sentences_become_passages_after_the_whole_text():
         "Deploys happen on Tuesdays!",
         "Who owns billing now?",
     ]
+
+
+def test_a_leading_label_is_carried_into_every_passage():
+    text = "Project Atlas: Uses Postgres in production. Deploys happen on Fridays."
+    assert split_passages(text)[1:] == [
+        "Project Atlas: Uses Postgres in production.",
+        "Project Atlas: Deploys happen on Fridays.",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "label"),
+    [
+        ("Caroline: I went to the support group.", "Caroline"),
+        ("Project Atlas: uses Postgres.", "Project Atlas"),
+        ("This is a long sentence before a colon: and then more.", None),
+        ("See https://example.com/a for the docs.", None),
+        ("No label here at all.", None),
+    ],
+)
+def test_leading_label(text, label):
+    assert leading_label(text) == label
 
 
 def test_long_text_is_capped_in_windows():

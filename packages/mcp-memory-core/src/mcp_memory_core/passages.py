@@ -1,9 +1,14 @@
 """What gets a vector: a memory's whole text, plus each of its sentences when it has several.
 
 A question usually targets one sentence of a memory; a mean-pooled vector of three sentences is
-nearer to none of them. Searching the best passage of each memory (max similarity) lifted LoCoMo
-vector-only hit@5 from 0.449 to 0.555 on the dev split. It also keeps long memories searchable past
-the embedding model's 256-token window. Short, single-sentence memories get one vector, as before.
+nearer to none of them. Searching the best passage of each memory (max similarity) keeps each
+sentence findable, and keeps long memories searchable past the embedding model's 256-token window.
+Short, single-sentence memories get one vector, as before.
+
+A memory that opens with a short label ("Caroline: …", "Project Atlas: …", "User: …") says whom or
+what all its sentences are about; each passage carries that label, so "Deploys are on Fridays." from
+"Project Atlas: Uses Postgres. Deploys are on Fridays." is embedded as "Project Atlas: Deploys are on
+Fridays.".
 """
 
 from __future__ import annotations
@@ -14,6 +19,16 @@ MAX_PASSAGES = 16  # sentences beyond this are merged into windows, so a long me
 MIN_WORDS = 3  # "Thanks!" or "Yes." carries no meaning of its own
 
 _SENTENCE_END = re.compile(r"(?<=[.!?…。！？])\s+|\n+")
+_LABEL = re.compile(r"^\s*([^:\n]{1,40}?):\s+\S")
+MAX_LABEL_WORDS = 4
+
+
+def leading_label(text: str) -> str | None:
+    """The short label a memory opens with ("Caroline" in "Caroline: I went …"), if any."""
+    match = _LABEL.match(text)
+    if match is None or len(match.group(1).split()) > MAX_LABEL_WORDS or "://" in text[: match.end()]:
+        return None
+    return match.group(1).strip()
 
 
 def split_passages(text: str) -> list[str]:
@@ -24,4 +39,7 @@ def split_passages(text: str) -> list[str]:
     if len(sentences) > MAX_PASSAGES:
         size = -(-len(sentences) // MAX_PASSAGES)  # ceil: merge neighbours into equal windows
         sentences = [" ".join(sentences[i : i + size]) for i in range(0, len(sentences), size)]
+    label = leading_label(text)
+    if label is not None:
+        sentences = [s if s.startswith(f"{label}:") else f"{label}: {s}" for s in sentences]
     return [text, *sentences]
