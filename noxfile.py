@@ -99,6 +99,16 @@ def bench(session: nox.Session) -> None:
 
 
 @nox.session
+def bench_quality(session: nox.Session) -> None:
+    """LoCoMo retrieval quality for every ranker, writing docs/benchmarks.md (outside the default run).
+
+    `uv run nox -s bench_quality -- --data /path/to/locomo10.json` (default: ../shared/data/locomo10.json).
+    """
+    sync_workspace(session)
+    session.run("python", "benchmarks/locomo.py", "--out", "docs/benchmarks.md", *session.posargs)
+
+
+@nox.session
 def lint(session: nox.Session) -> None:
     session.install("ruff")
     session.run("ruff", "check", ".")

@@ -49,7 +49,13 @@ class Conversation:
     sample_id: str
     turns: list[Memory]
     observations: list[Memory]
+    sessions: list[Memory]
     questions: list[Question]
+
+    def memories(self, granularity: str) -> list[Memory]:
+        return {"turns": self.turns, "observations": self.observations, "sessions": self.sessions}[
+            granularity
+        ]
 
 
 def parse_session_date(text: str) -> datetime:
@@ -80,6 +86,7 @@ def load_conversations(path: Path) -> list[Conversation]:
         turns: list[Memory] = []
         dia_ids: set[str] = set()
         session_dates: dict[str, datetime] = {}
+        sessions: list[Memory] = []
         for key in sorted(
             (k for k in convo if re.fullmatch(r"session_\d+", k)), key=lambda k: int(k.split("_")[1])
         ):
@@ -100,6 +107,18 @@ def load_conversations(path: Path) -> list[Conversation]:
                     )
                 )
                 dia_ids.add(turn["dia_id"])
+            number = key.split("_")[1]
+            sessions.append(
+                Memory(
+                    content="\n".join(
+                        m.content for m in turns if session_of(str(m.metadata["dia_id"])) == f"D{number}"
+                    ),
+                    created_at=when,
+                    updated_at=when,
+                    type="episodic",
+                    metadata={"dia_id": f"D{number}", "date": when.date().isoformat()},
+                )
+            )
         observations: list[Memory] = []
         for key, by_speaker in sample.get("observation", {}).items():
             session_key = key.removesuffix("_observation")
@@ -122,7 +141,7 @@ def load_conversations(path: Path) -> list[Conversation]:
             evidence = frozenset(e for e in normalize_evidence(qa.get("evidence", [])) if e in dia_ids)
             if evidence:  # a few evidence ids match no turn: skip those questions
                 questions.append(Question(qa["question"], qa["category"], evidence))
-        conversations.append(Conversation(sample["sample_id"], turns, observations, questions))
+        conversations.append(Conversation(sample["sample_id"], turns, observations, sessions, questions))
     return conversations
 
 
@@ -213,7 +232,7 @@ def run(
     """Returns {setup name: {"all" | category name | "session": Scores}}."""
     results: dict[str, dict[str, Scores]] = {s.name: {} for s in setups}
     for convo in conversations:
-        memories = convo.turns if granularity == "turns" else convo.observations
+        memories = convo.memories(granularity)
         with tempfile.TemporaryDirectory() as tmp:
             engine = make_engine(Path(tmp))
             # Questions are asked the day after the conversation's last session, as a user would.
@@ -232,7 +251,10 @@ def run(
                     ranked = [
                         str(m.metadata["dia_id"]) for m in setup.retriever(engine, question.text, depth)
                     ]
-                    metrics = question_metrics(ranked, question.evidence)
+                    evidence = question.evidence
+                    if granularity == "sessions":
+                        evidence = frozenset(session_of(e) for e in evidence)
+                    metrics = question_metrics(ranked, evidence)
                     for bucket in ("all", CATEGORIES[question.category]):
                         scores = results[setup.name].setdefault(bucket, Scores())
                         for name, value in metrics.items():
@@ -283,7 +305,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, default=None, help="write a markdown report here")
     parser.add_argument("--split", choices=["dev", "test", "both"], default="both")
-    parser.add_argument("--granularity", choices=["turns", "observations", "both"], default="both")
+    parser.add_argument("--granularity", choices=["turns", "observations", "sessions", "all"], default="all")
     parser.add_argument("--rankers", default="", help="comma-separated ranker names (default: all installed)")
     parser.add_argument(
         "--conversations", type=int, default=None, help="only the first N of each split (smoke runs)"
@@ -314,7 +336,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "",
     ]
     splits = ["dev", "test"] if args.split == "both" else [args.split]
-    granularities = ["turns", "observations"] if args.granularity == "both" else [args.granularity]
+    granularities = ["turns", "observations", "sessions"] if args.granularity == "all" else [args.granularity]
     for split in splits:
         chosen = [conversations[i] for i in SPLITS[split]][: args.conversations]
         for granularity in granularities:

@@ -9,7 +9,7 @@ def test_defaults_are_absolute_and_zero_config(monkeypatch):
     settings = Settings()
     assert settings.db_path.is_absolute()
     assert settings.db_path.name == "memories.db" and "mcp-memory" in settings.db_path.parts
-    assert (settings.store, settings.embedder, settings.ranker) == ("sqlite-vec", "minilm", "similarity")
+    assert (settings.store, settings.embedder, settings.ranker) == ("sqlite-vec", "minilm", "hybrid")
 
 
 def test_environment_overrides(monkeypatch, tmp_path):

@@ -25,7 +25,7 @@ class Settings(BaseSettings):
     db_path: Path = Field(default_factory=default_db_path, description="SQLite database file")
     store: str = Field(default="sqlite-vec", description="Store plugin name")
     embedder: str = Field(default="minilm", description="Embedder plugin name")
-    ranker: str = Field(default="similarity", description="Ranker plugin name")
+    ranker: str = Field(default="hybrid", description="Ranker plugin name (hybrid: chosen on LoCoMo dev)")
     model: str = Field(
         default="all-MiniLM-L6-v2", description="Model for embedders that take one (sentence-transformers)"
     )
