@@ -83,6 +83,8 @@ class MemoryFilter:
     The user-facing fields: ``types`` (any of), ``tags_any`` (at least one of), ``tags_all`` (every
     one of), ``created_after`` (inclusive) / ``created_before`` (exclusive), and ``metadata``: top-level
     key = value pairs that must all hold (JSON equality: ``1`` and ``"1"`` differ).
+    Lifecycle fields the engine uses: ``pinned`` (TTL sweeps skip pinned memories) and
+    ``superseded_by_in`` (memories whose ``superseded_by`` is one of these ids: a chain's predecessors).
     """
 
     namespace: str | None = DEFAULT_NAMESPACE
@@ -95,6 +97,8 @@ class MemoryFilter:
     created_after: datetime | None = None
     created_before: datetime | None = None
     metadata: tuple[tuple[str, MetadataValue], ...] = ()
+    pinned: bool | None = None
+    superseded_by_in: frozenset[str] | None = None
 
     @property
     def narrows_content(self) -> bool:
@@ -117,6 +121,10 @@ class MemoryFilter:
         if not self.include_superseded and memory.superseded_by is not None:
             return False
         if self.ids is not None and memory.id not in self.ids:
+            return False
+        if self.pinned is not None and memory.pinned != self.pinned:
+            return False
+        if self.superseded_by_in is not None and memory.superseded_by not in self.superseded_by_in:
             return False
         if self.types is not None and memory.type not in self.types:
             return False

@@ -221,6 +221,13 @@ class InMemoryStore:
         with self._lock:
             return len(self._matching(where))
 
+    def namespaces(self) -> dict[str, int]:
+        with self._lock:
+            counts: dict[str, int] = {}
+            for memory in self._rows.values():
+                counts[memory.namespace] = counts.get(memory.namespace, 0) + int(memory.is_current)
+            return counts
+
     def iter_all(self) -> Iterator[Memory]:
         with self._lock:
             rows = list(self._rows.values())

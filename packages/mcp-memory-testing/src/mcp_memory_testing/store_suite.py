@@ -1047,5 +1047,41 @@ class StoreConformance(OverrideGuard):
         self.add(opened, [items[0]], vectors=vectors[:1])
         assert opened.knn(vectors[0], 1, SEARCH)[0][0] == items[0].id
 
+    def test_lifecycle_filters_pinned_and_predecessors(self, opened: Store) -> None:
+        """Troubleshooting: ``pinned`` (True/False, None = either) and ``superseded_by_in`` (memories
+        whose ``superseded_by`` is one of these ids) must filter in knn, list and count like every other
+        field, before the top-k. The engine finds a chain's predecessors and expirable memories with them."""
+        head = memory(10)
+        old = memory(1, superseded_by=head.id)
+        older = memory(0, superseded_by=old.id)
+        pinned = memory(5, pinned=True)
+        items = [older, old, head, pinned, *(memory(20 + i) for i in range(6))]
+        vectors = self.add(opened, items)
+        base = MemoryFilter(namespace=None, include_superseded=True)
+        by_pred = MemoryFilter(namespace=None, superseded_by_in=frozenset({head.id, old.id}))
+        assert _row_ids(opened.list(by_pred, 10)) == {old.id, older.id}
+        assert _hit_ids(opened.knn(vectors[9], 2, by_pred)) == {old.id, older.id}
+        assert opened.count(by_pred) == 2
+        assert opened.list(MemoryFilter(namespace=None, superseded_by_in=frozenset()), 10) == []
+        only_pinned = MemoryFilter(namespace=None, pinned=True)
+        assert _row_ids(opened.list(only_pinned, 10)) == {pinned.id}
+        assert _hit_ids(opened.knn(vectors[9], 3, only_pinned)) == {pinned.id}
+        unpinned = MemoryFilter(namespace=None, pinned=False)
+        assert opened.count(unpinned) == opened.count(base) - 1
+
+    def test_namespaces_count_current_memories(self, opened: Store) -> None:
+        """Troubleshooting: ``namespaces()`` maps every namespace that holds rows to its number of
+        CURRENT memories (not superseded, not deleted); a namespace of only tombstones maps to 0."""
+        assert opened.namespaces() == {}
+        head = memory(3, namespace="work")
+        items = [
+            memory(1, namespace="work", superseded_by=head.id),
+            head,
+            memory(2, namespace="home"),
+            memory(4, namespace="gone", deleted_at=BASE_TIME),
+        ]
+        self.add(opened, items)
+        assert opened.namespaces() == {"work": 1, "home": 1, "gone": 0}
+
 
 StoreConformance._suite = StoreConformance

@@ -122,6 +122,7 @@ CREATE TABLE IF NOT EXISTS memories (
 );
 CREATE INDEX IF NOT EXISTS memories_ns_created ON memories (namespace, created_at, id);
 CREATE INDEX IF NOT EXISTS memories_created ON memories (created_at, id);
+CREATE INDEX IF NOT EXISTS memories_superseded_by ON memories (superseded_by);
 CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5 (
     content, content='memories', content_rowid='seq', tokenize='porter unicode61'
 );
@@ -781,6 +782,18 @@ class SqliteVecStore:
             )
         return int(n)
 
+    def namespaces(self) -> dict[str, int]:
+        with self._lock:
+            rows = (
+                self._db()
+                .execute(
+                    "SELECT namespace, sum(deleted_at IS NULL AND superseded_by IS NULL) FROM memories "
+                    "GROUP BY namespace ORDER BY namespace"
+                )
+                .fetchall()
+            )
+        return {str(name): int(count) for name, count in rows}
+
     def iter_all(self) -> Iterator[Memory]:
         """Every memory, in batches (the lock is not held between batches, so callers may write)."""
         last = 0
@@ -803,12 +816,22 @@ class SqliteVecStore:
 
 def _matches_nothing(where: MemoryFilter) -> bool:
     """True when an empty set makes the filter unsatisfiable (``ids``, ``types``, ``tags_any``)."""
-    return any(field is not None and not field for field in (where.ids, where.types, where.tags_any))
+    return any(
+        field is not None and not field
+        for field in (where.ids, where.types, where.tags_any, where.superseded_by_in)
+    )
 
 
 def _needs_rows(where: MemoryFilter) -> bool:
     """True when the filter has fields vec0 metadata columns cannot express."""
-    return bool(where.ids is not None or where.tags_any is not None or where.tags_all or where.metadata)
+    return bool(
+        where.ids is not None
+        or where.tags_any is not None
+        or where.tags_all
+        or where.metadata
+        or where.pinned is not None
+        or where.superseded_by_in is not None
+    )
 
 
 def _owner_index(value: Any) -> int:
@@ -874,6 +897,12 @@ def _where_sql(where: MemoryFilter, alias: str = "") -> tuple[str, list[Any]]:
             "GROUP BY seq HAVING count(*) = ?)"
         )
         params += [json.dumps(sorted(where.tags_all), ensure_ascii=False), len(where.tags_all)]
+    if where.pinned is not None:
+        conditions.append(f"{p}pinned = ?")
+        params.append(int(where.pinned))
+    if where.superseded_by_in is not None:
+        conditions.append(f"{p}superseded_by IN (SELECT value FROM json_each(?))")
+        params.append(json.dumps(sorted(where.superseded_by_in)))
     for key, value in where.metadata:
         sql, more = _metadata_sql(key, value, p)
         conditions.append(sql)
