@@ -16,6 +16,8 @@ FAKE_ENV = {
     "MCP_MEMORY_DISABLE_PLUGINS": "",
     "MCP_MEMORY_STRICT_PLUGINS": "false",
     "MCP_MEMORY_LOG_LEVEL": "WARNING",
+    "MCP_MEMORY_AUTO_CONTEXT": "false",  # exact metadata in assertions; context has its own test
+    "MCP_MEMORY_NAMESPACE": "default",
 }
 
 

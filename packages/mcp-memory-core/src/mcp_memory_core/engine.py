@@ -19,6 +19,7 @@ from typing import Any
 
 from .errors import InvalidInputError, MemoryNotFoundError, MemoryStateError
 from .filters import NO_FILTERS, Filters
+from .lifecycle import TTLPolicy
 from .models import (
     DEFAULT_NAMESPACE,
     Candidate,
@@ -29,6 +30,7 @@ from .models import (
     MemoryView,
     Page,
     SearchHit,
+    SimilarMemory,
     StoreOutcome,
     UpdateOutcome,
     utcnow,
@@ -45,6 +47,7 @@ from .validation import (
     validate_importance,
     validate_limit,
     validate_metadata,
+    validate_namespace,
     validate_tags,
     validate_type,
 )
@@ -53,6 +56,15 @@ log = logging.getLogger(__name__)
 
 MAX_KNN_K = 4096  # sqlite-vec's ceiling, and plenty for any store
 MAX_CHAIN_LENGTH = 10_000
+ALL_NAMESPACES = "*"
+SWEEP_INTERVAL_SECONDS = 60.0
+DUPLICATE_CHECK_K = 5
+PURGE_BATCH = 500
+
+
+def normalize_content(text: str) -> str:
+    """What "the same content" means for duplicates: case-folded, whitespace collapsed."""
+    return " ".join(text.casefold().split())
 
 
 def _batched(items: Iterable[Memory], size: int) -> Iterator[list[Memory]]:
@@ -69,7 +81,11 @@ def _batched(items: Iterable[Memory], size: int) -> Iterator[list[Memory]]:
 class MemoryEngine:
     """Store, search, update, delete and list memories over any Store, Embedder and Ranker.
 
-    ``track_access`` (default on) makes every search add one access to each memory it returns.
+    ``namespace`` is the default namespace of every call; ``ttl`` the lifetime of each memory type;
+    ``dedup_threshold`` the similarity at which ``store_memory`` reports a near-duplicate, and
+    ``conflict_policy`` (``report`` or ``supersede``) whether it also replaces it; ``context`` is
+    attached to new memories as ``metadata["context"]``. ``track_access`` (default on) makes every
+    search add one access to each memory it returns.
     """
 
     def __init__(
@@ -81,14 +97,27 @@ class MemoryEngine:
         namespace: str = DEFAULT_NAMESPACE,
         clock: Callable[[], datetime] = utcnow,
         track_access: bool = True,
+        ttl: TTLPolicy | None = None,
+        dedup_threshold: float = 0.95,
+        conflict_policy: str = "report",
+        context: Mapping[str, Any] | None = None,
     ) -> None:
+        if conflict_policy not in ("report", "supersede"):
+            raise InvalidInputError(
+                f"conflict policy must be 'report' or 'supersede'; got {conflict_policy!r}."
+            )
         self.store = store
         self.embedder = embedder
         self.ranker = ranker
-        self.namespace = namespace
+        self.namespace = validate_namespace(namespace)
         self.clock = clock
         self.track_access = track_access
+        self.ttl = ttl or TTLPolicy()
+        self.dedup_threshold = dedup_threshold
+        self.conflict_policy = conflict_policy
+        self.context = dict(context) if context else None
         self._opened = False
+        self._last_sweep: datetime | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------
     def open(self) -> None:
@@ -105,6 +134,16 @@ class MemoryEngine:
     def close(self) -> None:
         self.store.close()
         self._opened = False
+
+    def _namespace(self, namespace: str | None, *, allow_all: bool = False) -> str | None:
+        """The namespace a call works in: the engine's by default; ``"*"`` (reads only) means all."""
+        if namespace is None:
+            return self.namespace
+        if namespace.strip() == ALL_NAMESPACES:
+            if not allow_all:
+                raise InvalidInputError("'*' (all namespaces) is only allowed for search and list.")
+            return None
+        return validate_namespace(namespace)
 
     # -- vectors ---------------------------------------------------------------------------------
     def _embed(self, contents: Sequence[str]) -> tuple[Vector, list[int] | None]:
@@ -128,20 +167,65 @@ class MemoryEngine:
         type: str | None = None,
         tags: Iterable[str] | None = None,
         importance: float | None = None,
+        pinned: bool = False,
+        namespace: str | None = None,
     ) -> StoreOutcome:
-        """Store a new memory. ``type`` defaults to semantic, ``importance`` to 0.5."""
+        """Store a new memory (``type`` defaults to semantic, ``importance`` to 0.5), unless the same
+        content is already current in the namespace (status ``duplicate``, nothing written). Near
+        duplicates are listed in ``similar``; with conflict policy ``supersede`` the closest one is
+        updated instead (status ``superseded``)."""
         fields: dict[str, Any] = {
             "content": validate_content(content),
             "metadata": validate_metadata(metadata),
-            "namespace": self.namespace,
+            "namespace": self._namespace(namespace),
+            "pinned": bool(pinned),
         }
+        if self.context is not None and "context" not in fields["metadata"]:
+            fields["metadata"]["context"] = dict(self.context)
         fields.update(_optional_fields(type, tags, importance))
         self.open()
         vectors, owners = self._embed([fields["content"]])
+        duplicate, similar = self._near_duplicates(fields["content"], vectors[0], fields["namespace"])
+        if duplicate is not None:
+            log.info("store_memory: duplicate of %s, nothing written", duplicate.id)
+            return StoreOutcome(memory=duplicate, status="duplicate", similar=similar)
+        if similar and self.conflict_policy == "supersede":
+            target = similar[0].memory
+            log.info(
+                "store_memory: conflict policy 'supersede' replaces %s (similarity %.3f)",
+                target.id,
+                similar[0].similarity,
+            )
+            changes = {k: v for k, v in fields.items() if k not in ("content", "namespace")}
+            outcome = self._new_version(target.id, fields["content"], changes, vectors, owners)
+            return StoreOutcome(
+                memory=outcome.memory, status="superseded", similar=similar, superseded=outcome.superseded
+            )
         now = self.clock()
         memory = Memory(**fields, created_at=now, updated_at=now)
         self.store.insert([memory], vectors, owners)
-        return StoreOutcome(memory=memory, status="stored")
+        return StoreOutcome(memory=memory, status="stored", similar=similar)
+
+    def _near_duplicates(
+        self, content: str, vector: Vector, namespace: str | None
+    ) -> tuple[Memory | None, list[SimilarMemory]]:
+        """The current memory with the same normalized content (if any), and the current memories at
+        or above the dedup threshold, most similar first."""
+        where = MemoryFilter(namespace=namespace, include_superseded=False)
+        pairs = self.store.knn(vector, DUPLICATE_CHECK_K, where)
+        found = self.store.get([memory_id for memory_id, _ in pairs])
+        now = self.clock()
+        wanted = normalize_content(content)
+        similar = []
+        for memory_id, similarity in pairs:
+            memory = found.get(memory_id)
+            if memory is None or self.ttl.is_expired(memory, now):
+                continue
+            if normalize_content(memory.content) == wanted:
+                return memory, []
+            if similarity >= self.dedup_threshold:
+                similar.append(SimilarMemory(memory=memory, similarity=float(similarity)))
+        return None, similar
 
     def import_memories(
         self,
@@ -192,9 +276,18 @@ class MemoryEngine:
         if metadata is not None:
             changes["metadata"] = validate_metadata(metadata)
         self.open()
-        old = self._require(memory_id)
-        self._require_current(old, "update")
+        self._require_current(self._require(memory_id), "update")
         vectors, owners = self._embed([content])
+        return self._new_version(memory_id, content, changes, vectors, owners)
+
+    def _new_version(
+        self,
+        memory_id: str,
+        content: str,
+        changes: Mapping[str, Any],
+        vectors: Vector,
+        owners: Sequence[int] | None,
+    ) -> UpdateOutcome:
         with self.store.transaction():
             old = self._require(memory_id)  # re-read under the write lock: no two updates fork a chain
             self._require_current(old, "update")
@@ -215,15 +308,25 @@ class MemoryEngine:
         superseded = old.model_copy(update={"superseded_by": new.id, "updated_at": now})
         return UpdateOutcome(memory=new, superseded=superseded)
 
-    def delete_memory(self, memory_id: str) -> DeleteOutcome:
-        """Soft delete: set the tombstone; the row stays, the memory never appears in search again.
+    def delete_memory(self, memory_id: str, *, hard: bool = False) -> DeleteOutcome:
+        """Soft delete (default): set the tombstone; the row stays, the memory never appears in search.
 
         Deleting the head removes the fact from search (older versions resolve to a deleted head).
         Deleting an older version removes only that version: its wording no longer matches, and the
         chain still resolves to its head.
+
+        Hard delete (``hard=True``) purges the memory's WHOLE chain — every version's content, vectors
+        and keyword index — since each version holds the fact being forgotten; no pointer is left
+        dangling. ``purged`` lists the removed ids.
         """
         memory_id = validate_id(memory_id)
         self.open()
+        if hard:
+            with self.store.transaction():
+                memory = self._require(memory_id)
+                chain = self.chain_of(memory)
+                self.store.purge([m.id for m in chain])
+            return DeleteOutcome(memory=memory, status="purged", head_id=None, purged=[m.id for m in chain])
         with self.store.transaction():
             memory = self._require(memory_id)
             if memory.is_deleted:
@@ -233,28 +336,97 @@ class MemoryEngine:
         deleted = memory.model_copy(update={"deleted_at": now, "updated_at": now})
         return DeleteOutcome(memory=deleted, status="deleted", head_id=self._head_id(deleted))
 
+    def pin_memory(self, memory_id: str, pinned: bool = True) -> Memory:
+        """Pin (or unpin) the current version of a memory: pinned memories never expire."""
+        memory_id = validate_id(memory_id)
+        self.open()
+        with self.store.transaction():
+            memory = self._require(memory_id)
+            self._require_current(memory, "pin")
+            now = self.clock()
+            self.store.update_fields(memory_id, {"pinned": bool(pinned), "updated_at": now})
+        return memory.model_copy(update={"pinned": bool(pinned), "updated_at": now})
+
+    def clear_namespace(self, namespace: str) -> int:
+        """Purge every memory of a namespace (all versions, tombstones included). Returns the count."""
+        name = validate_namespace(namespace)
+        self.open()
+        where = MemoryFilter(namespace=name, include_deleted=True, include_superseded=True)
+        removed = 0
+        while True:
+            with self.store.transaction():
+                batch = self.store.list(where, PURGE_BATCH)
+                if not batch:
+                    return removed
+                removed += self.store.purge([m.id for m in batch])
+
+    def sweep(self) -> int:
+        """Tombstone every memory past its type's lifetime (pinned ones never expire), dating the
+        tombstone at the moment it expired. Returns how many were swept (``mcp-memory gc``)."""
+        self.open()
+        now = self.clock()
+        swept = 0
+        for memory_type, lifetime in self.ttl.expiring_types().items():
+            where = MemoryFilter(
+                namespace=None,
+                types=frozenset({memory_type}),
+                created_before=now - lifetime,
+                pinned=False,
+                include_superseded=True,
+            )
+            while True:
+                with self.store.transaction():
+                    batch = self.store.list(where, PURGE_BATCH)
+                    for memory in batch:
+                        expired_at = self.ttl.expires_at(memory) or now
+                        self.store.update_fields(memory.id, {"deleted_at": expired_at, "updated_at": now})
+                swept += len(batch)
+                if len(batch) < PURGE_BATCH:
+                    break
+        if swept:
+            log.info("Swept %d expired memories", swept)
+        self._last_sweep = now
+        return swept
+
+    def _sweep_if_due(self) -> None:
+        now = self.clock()
+        if self._last_sweep is None or (now - self._last_sweep).total_seconds() >= SWEEP_INTERVAL_SECONDS:
+            self.sweep()
+
     # -- reads -----------------------------------------------------------------------------------
-    def get_memory(self, memory_id: str) -> MemoryView:
-        """The version asked for, as it is (never silently swapped), with the head of its chain."""
+    def get_memory(self, memory_id: str, *, history: bool = False) -> MemoryView:
+        """The version asked for, as it is (never silently swapped), with the head of its chain and,
+        with ``history``, the whole chain oldest first."""
         memory_id = validate_id(memory_id)
         self.open()
         memory = self._require(memory_id)
+        expiry = self.ttl.expires_at(memory)
         if memory.is_deleted:
-            status = "deleted"
+            status = "expired" if expiry is not None and memory.deleted_at == expiry else "deleted"
+        elif expiry is not None and expiry <= self.clock():
+            status = "expired"
         elif memory.superseded_by is not None:
             status = "superseded"
         else:
             status = "current"
-        return MemoryView(memory=memory, head_id=self._head_id(memory), status=status)
+        chain = self.chain_of(memory) if history else None
+        return MemoryView(memory=memory, head_id=self._head_id(memory), status=status, history=chain)
 
     def list_memories(
-        self, limit: int = 50, cursor: str | None = None, filters: Filters = NO_FILTERS
+        self,
+        limit: int = 50,
+        cursor: str | None = None,
+        filters: Filters = NO_FILTERS,
+        namespace: str | None = None,
     ) -> Page:
-        """Current memories (chain heads, no tombstones) matching ``filters``, newest first."""
+        """Current memories (chain heads, no tombstones, nothing expired) matching ``filters``, newest
+        first. ``namespace="*"`` lists every namespace."""
         limit = validate_limit(limit, MAX_LIST_LIMIT)
         after = decode_cursor(cursor) if cursor else None
+        ns = self._namespace(namespace, allow_all=True)
         self.open()
-        where = filters.where(self.namespace, include_superseded=False)
+        self.sweep()  # lists must not show what has expired: tombstone it first (cheap when none)
+        where = filters.where(ns, include_superseded=False)
         rows = self.store.list(where, limit + 1, after)
         page, more = rows[:limit], len(rows) > limit
         return Page(
@@ -263,11 +435,25 @@ class MemoryEngine:
             total=self.store.count(where),
         )
 
-    def count(self) -> int:
+    def count(self, namespace: str | None = None) -> int:
+        ns = self._namespace(namespace, allow_all=True)
         self.open()
-        return self.store.count(MemoryFilter(namespace=self.namespace, include_superseded=False))
+        return self.store.count(MemoryFilter(namespace=ns, include_superseded=False))
 
-    def search_memories(self, query: str, limit: int = 10, filters: Filters = NO_FILTERS) -> list[SearchHit]:
+    def list_namespaces(self) -> dict[str, int]:
+        """Every namespace with its number of current memories (seed 001's list_agents)."""
+        self.open()
+        return self.store.namespaces()
+
+    def iter_memories(self, namespace: str | None = ALL_NAMESPACES) -> Iterator[Memory]:
+        """Every stored memory (all versions, tombstones) of a namespace, or of all with ``"*"``."""
+        ns = self._namespace(namespace, allow_all=True)
+        self.open()
+        return (m for m in self.store.iter_all() if ns is None or m.namespace == ns)
+
+    def search_memories(
+        self, query: str, limit: int = 10, filters: Filters = NO_FILTERS, namespace: str | None = None
+    ) -> list[SearchHit]:
         """Rank live chain heads matching ``filters`` against ``query``.
 
         Candidates come from the vector channel (every version's passages; the best match per chain
@@ -276,9 +462,11 @@ class MemoryEngine:
         if not isinstance(query, str) or not query.strip():
             raise InvalidInputError("query must be a non-empty string.")
         limit = validate_limit(limit, MAX_SEARCH_LIMIT)
+        ns = self._namespace(namespace, allow_all=True)
         self.open()
+        self._sweep_if_due()
         vector = self.embedder.embed_query(query)
-        where = filters.where(self.namespace, include_superseded=True)
+        where = filters.where(ns, include_superseded=True)
         candidates = self._gather(query, vector, limit, where)
         now = self.clock()
         ranked = self.ranker.rank(query, candidates, now)[:limit]
@@ -346,10 +534,13 @@ class MemoryEngine:
             created_before=where.created_before,
             metadata=where.metadata,
         )
+        now = self.clock()
         return {
             memory_id: head
             for memory_id, head in heads.items()
-            if head.is_current and (not where.narrows_content or head_filter.matches(head))
+            if head.is_current
+            and not self.ttl.is_expired(head, now)  # hidden at once, before any sweep
+            and (not where.narrows_content or head_filter.matches(head))
         }
 
     # -- chains ----------------------------------------------------------------------------------
@@ -375,6 +566,27 @@ class MemoryEngine:
         heads = self.resolve_heads([memory])
         head = heads.get(memory.id)
         return head.id if head is not None else None
+
+    def chain_of(self, memory: Memory) -> list[Memory]:
+        """Every version of ``memory``'s chain, oldest first, ending with its head."""
+        chain = [memory]
+        frontier = {memory.id}
+        seen = {memory.id}
+        while frontier:  # predecessors: memories whose superseded_by points into the frontier
+            where = MemoryFilter(namespace=None, include_deleted=True, superseded_by_in=frozenset(frontier))
+            before = [m for m in self.store.list(where, MAX_CHAIN_LENGTH) if m.id not in seen]
+            seen.update(m.id for m in before)
+            chain = before + chain
+            frontier = {m.id for m in before}
+        current = memory
+        while current.superseded_by and current.superseded_by not in seen:
+            found = self.store.get([current.superseded_by]).get(current.superseded_by)
+            if found is None:
+                break
+            chain.append(found)
+            seen.add(found.id)
+            current = found
+        return sorted(chain, key=lambda m: (m.created_at, m.id))
 
     def resolve_heads(self, memories: Sequence[Memory]) -> dict[str, Memory]:
         """Map each memory's id to the head of its chain (the memory itself if it is the head).

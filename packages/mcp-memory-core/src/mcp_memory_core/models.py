@@ -189,11 +189,28 @@ class SearchHit:
 
 
 @dataclass(frozen=True)
+class SimilarMemory:
+    """A current memory close to one being stored (a possible duplicate or contradiction)."""
+
+    memory: Memory
+    similarity: float
+
+
+@dataclass(frozen=True)
 class StoreOutcome:
-    """What ``store_memory`` did. ``status`` is ``"stored"`` for a new memory."""
+    """What ``store_memory`` did, always said out loud:
+
+    - ``stored``: a new memory; ``similar`` lists near-duplicates the client may want to update instead;
+    - ``duplicate``: the same (normalized) content was already current in the namespace: nothing was
+      written and ``memory`` is the existing one;
+    - ``superseded``: conflict policy ``supersede`` replaced the near-duplicate ``superseded`` with
+      ``memory`` (a new version of its chain).
+    """
 
     memory: Memory
     status: str = "stored"
+    similar: list[SimilarMemory] = field(default_factory=list)
+    superseded: Memory | None = None
 
 
 @dataclass(frozen=True)
@@ -214,11 +231,13 @@ class UpdateOutcome:
 
 @dataclass(frozen=True)
 class DeleteOutcome:
-    """What ``delete_memory`` did. ``status``: ``"deleted"`` or ``"already_deleted"``."""
+    """What ``delete_memory`` did. ``status``: ``"deleted"``, ``"already_deleted"`` or ``"purged"``
+    (hard delete: ``purged`` lists every version of the chain that was removed)."""
 
     memory: Memory
     status: str
     head_id: str | None = None
+    purged: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -227,7 +246,8 @@ class MemoryView:
 
     memory: Memory
     head_id: str | None
-    status: str  # "current" | "superseded" | "deleted"
+    status: str  # "current" | "superseded" | "deleted" | "expired"
+    history: list[Memory] | None = None  # oldest first, ending with the head (get_memory(history=True))
 
 
 @dataclass(frozen=True)

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import platformdirs
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from .context import derive_namespace
+from .lifecycle import TTLPolicy, parse_duration
+from .models import MemoryType
+from .validation import validate_namespace
 
 APP_NAME = "mcp-memory"
 
@@ -34,11 +40,45 @@ class Settings(BaseSettings):
     )
     strict_plugins: bool = Field(default=False, description="Fail on a plugin that cannot be loaded")
     log_level: str = Field(default="INFO", description="Log level (logs go to stderr)")
+    namespace: str | None = Field(
+        default=None, description="Default namespace (default: the git project or working directory name)"
+    )
+    ttl_working: str = Field(default="48h", description="Lifetime of working memories (e.g. 48h, 90d, never)")
+    ttl_episodic: str = Field(default="90d", description="Lifetime of episodic memories")
+    ttl_semantic: str = Field(default="never", description="Lifetime of semantic memories")
+    ttl_procedural: str = Field(default="never", description="Lifetime of procedural memories")
+    dedup_threshold: float = Field(
+        default=0.95, ge=0.0, le=1.0, description="Similarity at which store_memory lists a near-duplicate"
+    )
+    conflict_policy: Literal["report", "supersede"] = Field(
+        default="report",
+        description="report: list near-duplicates; supersede: a near-duplicate is updated (newer wins)",
+    )
+    auto_context: bool = Field(default=True, description="Attach cwd, project and platform to new memories")
+
+    def ttl_policy(self) -> TTLPolicy:
+        return TTLPolicy(
+            {
+                MemoryType.WORKING: parse_duration(self.ttl_working),
+                MemoryType.EPISODIC: parse_duration(self.ttl_episodic),
+                MemoryType.SEMANTIC: parse_duration(self.ttl_semantic),
+                MemoryType.PROCEDURAL: parse_duration(self.ttl_procedural),
+            }
+        )
+
+    def resolved_namespace(self) -> str:
+        return validate_namespace(self.namespace) if self.namespace else derive_namespace()
 
     @field_validator("db_path")
     @classmethod
     def _absolute(cls, value: Path) -> Path:
         return value.expanduser().resolve() if str(value) != ":memory:" else value
+
+    @field_validator("ttl_working", "ttl_episodic", "ttl_semantic", "ttl_procedural")
+    @classmethod
+    def _duration(cls, value: str) -> str:
+        parse_duration(value)  # raises a clear error for a bad duration
+        return value
 
     @field_validator("store", "embedder", "ranker")
     @classmethod

@@ -157,3 +157,14 @@ def validate_metadata_filter(metadata: Mapping[str, Any] | None) -> tuple[tuple[
                 f"metadata filter values must be strings, numbers, booleans or null; {key!r} is not."
             )
     return tuple(sorted(metadata.items()))
+
+
+def validate_namespace(name: str) -> str:
+    from .context import NAMESPACE_PATTERN
+
+    if not isinstance(name, str) or not NAMESPACE_PATTERN.match(name.strip()):
+        raise InvalidInputError(
+            f"namespace {name!r} is not valid: use 1-64 lowercase letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit."
+        )
+    return name.strip()

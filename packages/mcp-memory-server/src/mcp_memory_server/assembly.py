@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 
+from mcp_memory_core.context import current_context
 from mcp_memory_core.engine import MemoryEngine
 from mcp_memory_core.plugins import PluginManager, plugin_manager_from_settings
 from mcp_memory_core.settings import Settings
@@ -40,4 +41,13 @@ def build_engine(settings: Settings | None = None, plugins: PluginManager | None
         embedder_spec.name,
         ranker_spec.name,
     )
-    return MemoryEngine(store, embedder, ranker)
+    return MemoryEngine(
+        store,
+        embedder,
+        ranker,
+        namespace=settings.resolved_namespace(),
+        ttl=settings.ttl_policy(),
+        dedup_threshold=settings.dedup_threshold,
+        conflict_policy=settings.conflict_policy,
+        context=current_context() if settings.auto_context else None,
+    )

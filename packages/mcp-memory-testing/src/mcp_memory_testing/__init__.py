@@ -1,7 +1,7 @@
 """Conformance suites and fakes for mcp-memory plugins."""
 
 from .embedder_suite import EmbedderConformance
-from .fakes import HashEmbedder, InMemoryStore
+from .fakes import HashEmbedder, InMemoryStore, TickingClock
 from .ranker_suite import RankerConformance, make_candidate, sample_candidates
 from .store_suite import StoreConformance
 
@@ -11,6 +11,7 @@ __all__ = [
     "InMemoryStore",
     "RankerConformance",
     "StoreConformance",
+    "TickingClock",
     "make_candidate",
     "sample_candidates",
 ]

@@ -12,7 +12,7 @@ import re
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -31,6 +31,18 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 
 def tokenize(text: str) -> list[str]:
     return _WORD.findall(text.lower())
+
+
+class TickingClock:
+    """A clock for engine tests: each call is one millisecond after the previous one, so orderings
+    are unambiguous; move ``now`` forward to travel in time."""
+
+    def __init__(self, start: datetime | None = None) -> None:
+        self.now = start or datetime(2026, 1, 1, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        self.now += timedelta(milliseconds=1)
+        return self.now
 
 
 class HashEmbedder:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from mcp_memory_core import RankerSpec, hookimpl
+from mcp_memory_core.context import current_context
 
 from .hybrid import HybridRanker, HybridSettings
 from .importance import ImportanceRanker, ImportanceSettings
@@ -28,7 +29,7 @@ def mcp_memory_rankers() -> Iterator[RankerSpec]:
     )
     yield RankerSpec(
         name="recency",
-        factory=lambda settings: RecencyRanker(RecencySettings()),
+        factory=lambda settings: RecencyRanker(RecencySettings(), context=current_context()),
         description="Seed 001: 0.5 similarity + 0.3 recency (0.95^days, x1.1 per access) + 0.2 context",
         settings_model=RecencySettings,
     )
