@@ -38,6 +38,7 @@ class Inspector:
             "npx", "-y", INSPECTOR, "--cli",
             "-e", f"MCP_MEMORY_DB_PATH={self.db_path}",
             "-e", "MCP_MEMORY_LOG_LEVEL=WARNING",
+            "-e", "MCP_MEMORY_NAMESPACE=inspected",
             sys.executable, "-m", "mcp_memory_server",
             *args,
         ]  # fmt: skip
@@ -73,6 +74,9 @@ def test_every_tool_through_the_mcp_inspector_cli(db_path: Path) -> None:
         "update_memory",
         "delete_memory",
         "list_memories",
+        "pin_memory",
+        "list_namespaces",
+        "clear_memories",
     }
 
     stored = ok(
@@ -109,6 +113,23 @@ def test_every_tool_through_the_mcp_inspector_cli(db_path: Path) -> None:
     error = inspector.call("get_memory", id="not-a-uuid")
     assert error.get("isError") is True
     assert "not a memory id" in error["content"][0]["text"]
+
+    note = ok(
+        inspector.call("store_memory", content="Scratch: rebasing feature-x", type="working", pinned=True)
+    )
+    assert note["memory"]["pinned"] is True and note["memory"]["expires_at"] is None
+    unpinned = ok(inspector.call("pin_memory", id=note["id"], pinned=False))
+    assert unpinned["pinned"] is False and unpinned["memory"]["expires_at"] is not None
+
+    spaces = ok(inspector.call("list_namespaces"))
+    assert spaces["default"] == "inspected"
+    assert {"name": "inspected", "memories": 1} in spaces["namespaces"]
+
+    refused = inspector.call("clear_memories", namespace="inspected", confirm="yes")
+    assert refused.get("isError") is True and "confirm" in refused["content"][0]["text"]
+    cleared = ok(inspector.call("clear_memories", namespace="inspected", confirm="inspected"))
+    assert cleared["status"] == "cleared" and cleared["purged"] == 3  # two versions + the note
+    assert ok(inspector.call("list_memories"))["total"] == 0
 
     templates = inspector.run("--method", "resources/templates/list")
     assert [t["uriTemplate"] for t in templates["resourceTemplates"]] == ["memory://{id}"]

@@ -14,7 +14,17 @@ from e2e_helpers import error_text, module_command, payload, script_command, ser
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio, pytest.mark.usefixtures("default_plugins")]
 
-TOOLS = {"store_memory", "search_memories", "get_memory", "update_memory", "delete_memory", "list_memories"}
+TOOLS = {
+    "store_memory",
+    "search_memories",
+    "get_memory",
+    "update_memory",
+    "delete_memory",
+    "list_memories",
+    "pin_memory",
+    "list_namespaces",
+    "clear_memories",
+}
 
 
 async def call(session: Any, tool: str, **args: Any) -> dict[str, Any]:

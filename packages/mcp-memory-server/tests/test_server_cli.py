@@ -37,7 +37,18 @@ def run(*args: str) -> Any:
 def test_help_lists_commands() -> None:
     result = run("--help")
     assert result.exit_code == 0
-    for command in ("serve", "list", "search", "get", "plugins"):
+    for command in (
+        "serve",
+        "list",
+        "search",
+        "get",
+        "plugins",
+        "export",
+        "import",
+        "gc",
+        "clear",
+        "namespaces",
+    ):
         assert command in result.output
 
 
@@ -219,3 +230,248 @@ def test_http_serve_fails_fast_on_a_bad_backend(
     assert result.exit_code == 1
     assert "no-such-model" in result.stderr and "Choose one of" in result.stderr
     assert "Traceback" not in result.output
+
+
+# -- export / import -------------------------------------------------------------------------------------
+EPOCH = "1767225600"  # SOURCE_DATE_EPOCH: 2026-01-01T00:00:00Z
+
+
+@pytest.fixture
+def sqlite_env(fake_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> Any:
+    """The real sqlite-vec store (it persists across invocations) with the fast hash embedder."""
+    pytest.importorskip("mcp_memory_sqlite_vec")
+    monkeypatch.setenv("MCP_MEMORY_STORE", "sqlite-vec")
+    monkeypatch.setenv("MCP_MEMORY_NAMESPACE", "default")
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
+
+    def use(name: str) -> Any:
+        path = tmp_path / name
+        monkeypatch.setenv("MCP_MEMORY_DB_PATH", str(path))
+        return path
+
+    return use
+
+
+def populate(engine: MemoryEngine) -> None:
+    a = engine.store_memory("The staging database runs PostgreSQL 13", {"team": "Zoë ☕"}).memory
+    b = engine.update_memory(a.id, "Staging moved to PostgreSQL 15", tags=["db"]).memory
+    engine.update_memory(b.id, "Staging runs PostgreSQL 16 since March")
+    engine.delete_memory(engine.store_memory("The VPN password rotates weekly").memory.id)
+    engine.pin_memory(engine.store_memory("Always answer in British English", type="procedural").memory.id)
+    engine.store_memory("Sprint planning is on Mondays", namespace="work")
+
+
+def test_export_import_round_trip_through_sqlite(sqlite_env: Any, tmp_path: Any) -> None:
+    sqlite_env("original.db")
+    engine = assembly.build_engine(Settings())
+    populate(engine)
+    engine.close()
+
+    first = tmp_path / "out" / "export.jsonl"
+    result = run("export", "--all-namespaces", "--output", str(first))
+    assert result.exit_code == 0 and result.stdout == ""
+    assert "Exported 6 memories (all namespaces)" in result.stderr
+    header = json.loads(first.read_text(encoding="utf-8").splitlines()[0])
+    assert header == {
+        "format": "mcp-memory",
+        "version": 1,
+        "exported_at": "2026-01-01T00:00:00.000000+00:00",
+        "count": 6,
+    }
+    assert run("export", "--all-namespaces").stdout_bytes == first.read_bytes()  # stdout: same bytes
+
+    sqlite_env("fresh.db")
+    imported = run("import", str(first))
+    assert imported.exit_code == 0
+    assert imported.stdout.strip() == "imported 6, skipped 0 (already present)"
+    second = tmp_path / "again.jsonl"
+    run("export", "--all-namespaces", "-o", str(second))
+    assert second.read_bytes() == first.read_bytes()
+
+    again = json.loads(run("import", str(first), "--format", "mcp-memory", "--json").stdout)
+    assert again == {
+        "imported": 0,
+        "skipped": 6,
+        "format": "mcp-memory",
+        "namespace": None,
+        "file": str(first),
+    }
+    found = json.loads(run("search", "staging PostgreSQL 13", "--json").stdout)["results"]
+    assert found[0]["content"] == "Staging runs PostgreSQL 16 since March"
+
+
+def test_export_one_namespace(sqlite_env: Any) -> None:
+    sqlite_env("one.db")
+    engine = assembly.build_engine(Settings())
+    populate(engine)
+    engine.close()
+    default = run("export").stdout.splitlines()  # the current namespace by default
+    assert json.loads(default[0])["count"] == 5
+    work = run("export", "--namespace", "work").stdout.splitlines()
+    assert (
+        json.loads(work[0])["count"] == 1
+        and json.loads(work[1])["content"] == "Sprint planning is on Mondays"
+    )
+    both = CliRunner().invoke(cli, ["export", "--namespace", "work", "--all-namespaces"])
+    assert both.exit_code == 2 and "exclude each other" in both.stderr
+    bad = CliRunner().invoke(cli, ["export", "--namespace", "Not Valid"])
+    assert bad.exit_code == 1 and "namespace 'Not Valid' is not valid" in bad.stderr
+
+
+def chatgpt_file(tmp_path: Any, days_ago: float) -> Any:
+    when = __import__("time").time() - days_ago * 86_400
+    conversation = {
+        "title": "Kitchen remodel",
+        "create_time": when,
+        "id": "conv-kitchen",
+        "mapping": {
+            "root": {"id": "root", "message": None, "parent": None, "children": ["u1"]},
+            "u1": {
+                "id": "u1",
+                "message": {
+                    "author": {"role": "user"},
+                    "create_time": when + 1,
+                    "content": {"content_type": "text", "parts": ["Our kitchen cabinets are walnut."]},
+                },
+                "parent": "root",
+                "children": ["a1"],
+            },
+            "a1": {
+                "id": "a1",
+                "message": {
+                    "author": {"role": "assistant"},
+                    "create_time": when + 2,
+                    "content": {"content_type": "text", "parts": ["Walnut pairs well with brass."]},
+                },
+                "parent": "u1",
+                "children": [],
+            },
+        },
+    }
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps([conversation]), encoding="utf-8")
+    return path
+
+
+def test_import_chatgpt_with_progress_and_idempotency(engine: MemoryEngine, tmp_path: Any) -> None:
+    path = chatgpt_file(tmp_path, days_ago=2)
+    result = run("import", str(path), "--namespace", "chats")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.strip() == "imported 1, skipped 0 (already present)"
+    assert "Importing" in result.stderr  # the progress bar lives on stderr
+    data = json.loads(
+        run("import", str(path), "--namespace", "chats", "--include-assistant", "--json").stdout
+    )
+    assert data == {"imported": 1, "skipped": 1, "format": "chatgpt", "namespace": "chats", "file": str(path)}
+    memories = {m.content: m for m in engine.store.iter_all()}
+    assert set(memories) == {"Our kitchen cabinets are walnut.", "Walnut pairs well with brass."}
+    assert memories["Our kitchen cabinets are walnut."].metadata["source"] == "chatgpt"
+    assert {m.namespace for m in memories.values()} == {"chats"}
+
+
+def test_old_history_is_kept_by_default_and_refused_as_episodic(engine: MemoryEngine, tmp_path: Any) -> None:
+    path = chatgpt_file(tmp_path, days_ago=400)
+    refused = CliRunner().invoke(cli, ["import", str(path), "--type", "episodic"])
+    assert refused.exit_code == 1
+    assert "1 of 1 memories are older than the episodic lifetime (90d)" in refused.stderr
+    assert "--type semantic" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+    assert list(engine.store.iter_all()) == []
+    kept = run("import", str(path))  # default type: semantic, kept until deleted
+    assert kept.exit_code == 0 and "imported 1" in kept.stdout
+    assert [m.type.value for m in engine.store.iter_all()] == ["semantic"]
+
+
+KNOWLEDGE_GRAPH = (
+    '{"type": "entity", "name": "Ada", "entityType": "person", "observations": ["Writes Rust", "Lives in Oslo"]}\n'
+    '{"type": "relation", "from": "Ada", "to": "Acme", "relationType": "works_at"}\n'
+)
+
+
+def test_import_knowledge_graph_then_namespaces(engine: MemoryEngine, tmp_path: Any) -> None:
+    path = tmp_path / "memory.jsonl"
+    path.write_text(KNOWLEDGE_GRAPH, encoding="utf-8")
+    data = json.loads(run("import", str(path), "--namespace", "kg", "--json").stdout)
+    assert data["format"] == "mcp-knowledge-graph" and data["imported"] == 3
+    listed = json.loads(run("namespaces", "--json").stdout)
+    assert listed["namespaces"] == {"kg": 3} and listed["current"] == engine.namespace
+    table = run("namespaces").output.splitlines()
+    assert table[0].split() == ["NAMESPACE", "MEMORIES"] and table[1].split() == ["kg", "3"]
+
+
+@pytest.mark.parametrize(
+    ("content", "args", "message"),
+    [
+        ('{"format": "mcp-memory", "version": 1}\n{"id": 1}\n', (), "line 2: invalid memory"),
+        ('{"type": "entity", "name": "x"}\n{"type": "blob"}\n', (), "line 2: unknown record type 'blob'"),
+        ("just text\n", (), "Cannot tell the format"),
+        ('{"format": "mcp-memory", "version": 9}\n', (), "unsupported export version 9"),
+    ],
+)
+def test_import_errors_are_one_line(
+    engine: MemoryEngine, tmp_path: Any, content: str, args: Any, message: str
+) -> None:
+    path = tmp_path / "input.jsonl"
+    path.write_text(content, encoding="utf-8")
+    result = CliRunner().invoke(cli, ["import", str(path), *args])
+    assert result.exit_code == 1, result.output
+    assert message in result.stderr and result.stderr.startswith("mcp-memory: error: ")
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.output
+
+
+def test_import_option_mismatches_are_usage_errors(engine: MemoryEngine, tmp_path: Any) -> None:
+    path = tmp_path / "export.jsonl"
+    path.write_text('{"format": "mcp-memory", "version": 1, "count": 0}\n', encoding="utf-8")
+    result = CliRunner().invoke(cli, ["import", str(path), "--namespace", "x"])
+    assert result.exit_code == 2 and "keeps each memory's namespace" in result.stderr
+    result = CliRunner().invoke(cli, ["import", str(path), "--include-assistant"])
+    assert result.exit_code == 2 and "chatgpt imports only" in result.stderr
+    assert run("import", str(path)).stdout.strip() == "imported 0, skipped 0 (already present)"
+
+
+# -- lifecycle -----------------------------------------------------------------------------------------
+def test_gc_tombstones_expired_memories(engine: MemoryEngine) -> None:
+    from datetime import timedelta
+
+    from mcp_memory_core import Memory, utcnow
+
+    old = utcnow() - timedelta(days=3)
+    stale = Memory(
+        content="scratch note", type="working", created_at=old, updated_at=old, namespace=engine.namespace
+    )
+    pinned = stale.model_copy(update={"id": "6f1c1f8e-2f55-4a55-8a55-0000000000aa", "pinned": True})
+    engine.import_memories([stale, pinned])
+    engine.store_memory("fresh working note", type="working")
+    result = run("gc")
+    assert result.exit_code == 0 and result.stdout.strip() == "1 expired memories removed"
+    assert json.loads(run("gc", "--json").stdout) == {"removed": 0}
+    assert engine.store.get([stale.id])[stale.id].deleted_at is not None
+    assert engine.store.get([pinned.id])[pinned.id].deleted_at is None
+
+
+def test_clear_asks_first(engine: MemoryEngine) -> None:
+    engine.store_memory("one", namespace="scratch")
+    kept = engine.store_memory("kept elsewhere").memory
+    no_stdin = CliRunner().invoke(cli, ["clear", "--namespace", "scratch"])
+    assert no_stdin.exit_code == 1 and "Aborted" in no_stdin.stderr
+    declined = CliRunner().invoke(cli, ["clear", "--namespace", "scratch"], input="n\n")
+    assert declined.exit_code == 1 and "1 current memories" in declined.stderr
+    assert engine.list_namespaces().get("scratch") == 1
+    confirmed = CliRunner().invoke(cli, ["clear", "--namespace", "scratch"], input="y\n")
+    assert confirmed.exit_code == 0 and "1 memories purged from namespace 'scratch'" in confirmed.stdout
+    assert "scratch" not in engine.list_namespaces()
+    engine.store_memory("two", namespace="scratch")
+    assert json.loads(run("clear", "--namespace", "scratch", "--yes", "--json").stdout) == {
+        "namespace": "scratch",
+        "purged": 1,
+    }
+    assert engine.get_memory(kept.id).status == "current"
+
+
+def test_clear_requires_a_namespace(engine: MemoryEngine) -> None:
+    result = CliRunner().invoke(cli, ["clear", "--yes"])
+    assert result.exit_code == 2 and "--namespace" in result.stderr
+
+
+def test_namespaces_empty(engine: MemoryEngine) -> None:
+    result = run("namespaces")
+    assert result.exit_code == 0 and "No namespaces yet" in result.stdout

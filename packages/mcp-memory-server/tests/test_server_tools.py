@@ -11,7 +11,17 @@ from server_helpers import error_text, payload
 
 pytestmark = pytest.mark.anyio
 
-TOOLS = {"store_memory", "search_memories", "get_memory", "update_memory", "delete_memory", "list_memories"}
+TOOLS = {
+    "store_memory",
+    "search_memories",
+    "get_memory",
+    "update_memory",
+    "delete_memory",
+    "list_memories",
+    "pin_memory",
+    "list_namespaces",
+    "clear_memories",
+}
 
 
 async def store(client: Any, content: str, metadata: dict[str, Any] | None = None) -> str:

@@ -38,6 +38,8 @@ def test_memory_to_dict() -> None:
         "superseded_by": B,
         "deleted": False,
         "deleted_at": None,
+        "namespace": "default",
+        "pinned": False,
     }
 
 

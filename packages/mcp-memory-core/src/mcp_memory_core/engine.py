@@ -37,6 +37,7 @@ from .models import (
 )
 from .passages import split_passages
 from .protocols import Embedder, Ranker, Store, Vector
+from .recall import Recall, approximate_tokens, pack
 from .validation import (
     MAX_LIST_LIMIT,
     MAX_SEARCH_LIMIT,
@@ -482,6 +483,46 @@ class MemoryEngine:
             )
             for scored in ranked
         ]
+
+    def recall(
+        self, query: str, token_budget: int, namespace: str | None = None, filters: Filters = NO_FILTERS
+    ) -> Recall:
+        """The best memories for ``query`` packed into ``token_budget`` tokens (seed 002's
+        memory_injection), counted with the embedder's tokenizer when it has ``count_tokens``."""
+        if (
+            isinstance(token_budget, bool)
+            or not isinstance(token_budget, int)
+            or not 1 <= token_budget <= 100_000
+        ):
+            raise InvalidInputError(
+                f"token_budget must be an integer from 1 to 100000; got {token_budget!r}."
+            )
+        hits = self.search_memories(query, limit=MAX_SEARCH_LIMIT, filters=filters, namespace=namespace)
+        counter = getattr(self.embedder, "count_tokens", None)
+        return pack(hits, token_budget, counter if callable(counter) else approximate_tokens, self.clock())
+
+    def stats(self) -> dict[str, Any]:
+        """Counts for the stats resource: per namespace, and by type in the default namespace."""
+        self.open()
+        by_type = {
+            str(t): self.store.count(
+                MemoryFilter(namespace=self.namespace, include_superseded=False, types=frozenset({t}))
+            )
+            for t in self.ttl.ttl
+        }
+        return {
+            "namespace": self.namespace,
+            "namespaces": self.store.namespaces(),
+            "current_in_namespace": self.count(),
+            "by_type": by_type,
+            "stored_versions_all_namespaces": self.store.count(
+                MemoryFilter(namespace=None, include_deleted=True, include_superseded=True)
+            ),
+            "embedder": self.embedder.model_id,
+            "store": self.store.location,
+            "ranker": type(self.ranker).__name__,
+            "ttl": {str(t): (d.total_seconds() if d is not None else None) for t, d in self.ttl.ttl.items()},
+        }
 
     def _gather(self, query: str, vector: Vector, limit: int, where: MemoryFilter) -> list[Candidate]:
         """Candidates from both channels, resolved to live heads that match the filter.

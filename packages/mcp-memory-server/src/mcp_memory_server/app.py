@@ -20,7 +20,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from . import __version__
-from .serialize import hit_to_dict, memory_to_dict, page_to_dict, view_to_dict
+from .serialize import hit_to_dict, memory_to_dict, page_to_dict, store_outcome_to_dict, view_to_dict
 from .service import EngineFactory, MemoryService
 
 if TYPE_CHECKING:
@@ -92,6 +92,14 @@ Metadata = Annotated[
     Field(
         description='Optional key/value pairs about the memory, e.g. {"project": "atlas", "topic": "deploy"}.'
     ),
+]
+NamespaceArg = Annotated[
+    str | None,
+    Field(description="Namespace (project or user); default: the server's namespace (its project)."),
+]
+ReadNamespaceArg = Annotated[
+    str | None,
+    Field(description='Namespace to read; default: the server\'s namespace; "*" searches every namespace.'),
 ]
 MemoryTypeName = Literal["working", "episodic", "semantic", "procedural"]
 TypeArg = Annotated[
@@ -180,6 +188,11 @@ def build_app(
 
         return register
 
+    def parse_filters(**given: Any) -> Any:
+        from mcp_memory_core.filters import Filters
+
+        return Filters.parse(**given)
+
     @tool(WRITE)
     async def store_memory(
         content: Content,
@@ -187,16 +200,30 @@ def build_app(
         type: TypeArg = None,
         tags: TagsArg = None,
         importance: ImportanceArg = None,
+        pinned: Annotated[bool, Field(description="Pinned memories never expire.")] = False,
+        namespace: NamespaceArg = None,
     ) -> dict[str, Any]:
         """Store a new memory: a durable fact, preference or decision worth recalling in later conversations.
 
-        If the memory replaces something stored before, use update_memory on the old id instead.
-        Returns the new memory's id, status "stored" and the stored memory.
+        status says what happened: "stored"; "duplicate" (the same content was already stored: its id is
+        returned, nothing was written); or "superseded" (server policy replaced a near-duplicate).
+        similar lists close existing memories: if one of them says the same thing in an older form, call
+        update_memory on it instead. If the memory replaces something stored before, use update_memory.
         """
-        outcome = await run(
-            lambda engine: engine.store_memory(content, metadata, type=type, tags=tags, importance=importance)
-        )
-        return {"id": outcome.memory.id, "status": outcome.status, "memory": memory_to_dict(outcome.memory)}
+
+        def do(engine: MemoryEngine) -> dict[str, Any]:
+            outcome = engine.store_memory(
+                content,
+                metadata,
+                type=type,
+                tags=tags,
+                importance=importance,
+                pinned=pinned,
+                namespace=namespace,
+            )
+            return store_outcome_to_dict(outcome, engine.ttl, engine.clock())
+
+        return await run(do)
 
     @tool(READ_ONLY)
     async def search_memories(
@@ -208,20 +235,19 @@ def build_app(
         created_after: CreatedAfter = None,
         created_before: CreatedBefore = None,
         metadata: MetadataFilter = None,
+        namespace: ReadNamespaceArg = None,
         explain: Annotated[bool, Field(description="Include each result's score_parts.")] = False,
     ) -> dict[str, Any]:
         """Search memories by meaning and keywords; results are the current versions, best match first.
 
         Use it at the start of a task and before asking the user something they may have said before.
         Optional filters (types, tags, created_after/before, metadata) narrow the search before ranking.
-        Each result has its id, content, metadata, score and similarity; matched_id names an older
-        version when that version's wording is what matched (the result is its current version).
+        Each result has its id, content, metadata, score, similarity, age and expires_at; matched_id names
+        an older version when that version's wording is what matched (the result is its current version).
         """
 
-        def search(engine: MemoryEngine) -> list[Any]:
-            from mcp_memory_core.filters import Filters
-
-            filters = Filters.parse(
+        def do(engine: MemoryEngine) -> dict[str, Any]:
+            filters = parse_filters(
                 types=types,
                 tags=tags,
                 tags_match=tags_match,
@@ -229,21 +255,29 @@ def build_app(
                 created_before=created_before,
                 metadata=metadata,
             )
-            return engine.search_memories(query, limit, filters)
+            hits = engine.search_memories(query, limit, filters, namespace=namespace)
+            now = engine.clock()
+            results = [hit_to_dict(hit, explain=explain, ttl=engine.ttl, now=now) for hit in hits]
+            return {"results": results, "count": len(results)}
 
-        hits = await run(search)
-        results = [hit_to_dict(hit, explain=explain) for hit in hits]
-        return {"results": results, "count": len(results)}
+        return await run(do)
 
     @tool(READ_ONLY)
-    async def get_memory(id: MemoryId) -> dict[str, Any]:
+    async def get_memory(
+        id: MemoryId,
+        history: Annotated[
+            bool, Field(description="Also return every version of this memory's chain, oldest first.")
+        ] = False,
+    ) -> dict[str, Any]:
         """Get one memory by id, exactly as stored.
 
-        status is "current", "superseded" (a newer version exists: head_id is its id) or "deleted".
-        A superseded memory is returned as it is, never silently replaced by its newer version.
+        status is "current", "superseded" (a newer version exists: head_id is its id), "deleted" or
+        "expired". A superseded memory is returned as it is, never silently replaced by its newer version.
+        With history=true, history lists the chain in order with the current version marked.
         """
-        view = await run(lambda engine: engine.get_memory(id))
-        return view_to_dict(view)
+        return await run(
+            lambda engine: view_to_dict(engine.get_memory(id, history=history), engine.ttl, engine.clock())
+        )
 
     @tool(WRITE)
     async def update_memory(
@@ -260,26 +294,62 @@ def build_app(
         metadata, type, tags and importance replace the old values; omit them to keep the old ones.
         Returns the new id, the superseded (old) id and status "updated".
         """
-        outcome = await run(
-            lambda engine: engine.update_memory(
-                id, content, metadata, type=type, tags=tags, importance=importance
-            )
-        )
-        return {
-            "id": outcome.memory.id,
-            "superseded": outcome.superseded.id,
-            "status": "updated",
-            "memory": memory_to_dict(outcome.memory),
-        }
+
+        def do(engine: MemoryEngine) -> dict[str, Any]:
+            outcome = engine.update_memory(id, content, metadata, type=type, tags=tags, importance=importance)
+            return {
+                "id": outcome.memory.id,
+                "superseded": outcome.superseded.id,
+                "status": "updated",
+                "memory": memory_to_dict(outcome.memory, engine.ttl, engine.clock()),
+            }
+
+        return await run(do)
 
     @tool(DELETE)
-    async def delete_memory(id: MemoryId) -> dict[str, Any]:
+    async def delete_memory(
+        id: MemoryId,
+        hard: Annotated[
+            bool,
+            Field(
+                description=(
+                    "Purge for good: content, vectors and every version of the memory. Default false: a "
+                    "tombstone (hidden everywhere, history kept)."
+                )
+            ),
+        ] = False,
+    ) -> dict[str, Any]:
         """Delete a memory that is wrong or that the user wants forgotten; it never appears in search again.
 
-        Returns status "deleted", or "already_deleted" when it was deleted before.
+        Returns status "deleted", "already_deleted", or "purged" (hard=true; purged lists removed ids).
         """
-        outcome = await run(lambda engine: engine.delete_memory(id))
-        return {"id": outcome.memory.id, "status": outcome.status, "success": True}
+
+        def do(engine: MemoryEngine) -> dict[str, Any]:
+            outcome = engine.delete_memory(id, hard=hard)
+            data: dict[str, Any] = {"id": outcome.memory.id, "status": outcome.status, "success": True}
+            if hard:
+                data["purged"] = outcome.purged
+            return data
+
+        return await run(do)
+
+    @tool(WRITE)
+    async def pin_memory(
+        id: MemoryId,
+        pinned: Annotated[bool, Field(description="true to pin, false to unpin.")] = True,
+    ) -> dict[str, Any]:
+        """Pin a memory so it never expires (working memories otherwise expire after 48 hours, episodic
+        after 90 days), or unpin it. Returns the memory."""
+
+        def do(engine: MemoryEngine) -> dict[str, Any]:
+            memory = engine.pin_memory(id, pinned)
+            return {
+                "id": memory.id,
+                "pinned": memory.pinned,
+                "memory": memory_to_dict(memory, engine.ttl, engine.clock()),
+            }
+
+        return await run(do)
 
     @tool(READ_ONLY)
     async def list_memories(
@@ -293,16 +363,15 @@ def build_app(
         created_after: CreatedAfter = None,
         created_before: CreatedBefore = None,
         metadata: MetadataFilter = None,
+        namespace: ReadNamespaceArg = None,
     ) -> dict[str, Any]:
         """List current memories, newest first, one page at a time, optionally filtered.
 
         Returns memories, next_cursor (null on the last page) and total (the number of matching memories).
         """
 
-        def page_of(engine: MemoryEngine) -> Any:
-            from mcp_memory_core.filters import Filters
-
-            filters = Filters.parse(
+        def do(engine: MemoryEngine) -> dict[str, Any]:
+            filters = parse_filters(
                 types=types,
                 tags=tags,
                 tags_match=tags_match,
@@ -310,10 +379,41 @@ def build_app(
                 created_before=created_before,
                 metadata=metadata,
             )
-            return engine.list_memories(limit, cursor, filters)
+            page = engine.list_memories(limit, cursor, filters, namespace=namespace)
+            return page_to_dict(page, engine.ttl, engine.clock())
 
-        page = await run(page_of)
-        return page_to_dict(page)
+        return await run(do)
+
+    @tool(READ_ONLY)
+    async def list_namespaces() -> dict[str, Any]:
+        """List every namespace (one per project or user) with its number of current memories, and the
+        default namespace of this server."""
+
+        def do(engine: MemoryEngine) -> dict[str, Any]:
+            counts = engine.list_namespaces()
+            return {
+                "default": engine.namespace,
+                "namespaces": [{"name": name, "memories": count} for name, count in sorted(counts.items())],
+            }
+
+        return await run(do)
+
+    @tool(DELETE)
+    async def clear_memories(
+        namespace: Annotated[str, Field(description="The namespace to clear.")],
+        confirm: Annotated[
+            str,
+            Field(description="Must repeat the namespace name exactly, as confirmation that the user asked."),
+        ],
+    ) -> dict[str, Any]:
+        """Permanently delete EVERY memory of a namespace (all versions, no undo). Only when the user
+        explicitly asks to wipe that namespace; confirm must repeat the namespace name."""
+        if confirm != namespace:
+            raise ToolError(
+                f"Not cleared: confirm must repeat the namespace name exactly ({namespace!r}). Ask the user first."
+            )
+        removed = await run(lambda engine: engine.clear_namespace(namespace))
+        return {"namespace": namespace, "status": "cleared", "purged": removed}
 
     @mcp.resource(
         "memory://{id}",
@@ -324,7 +424,9 @@ def build_app(
     )
     async def memory_resource(id: str) -> str:
         try:
-            view = await service.call(lambda engine: engine.get_memory(id))
+            data = await service.call(
+                lambda engine: view_to_dict(engine.get_memory(id), engine.ttl, engine.clock())
+            )
         except Exception as exc:
             from mcp_memory_core.errors import MemoryNotFoundError, MemoryServerError
 
@@ -334,6 +436,33 @@ def build_app(
                 raise ResourceError(str(exc)) from exc
             raise
 
-        return json.dumps(view_to_dict(view), ensure_ascii=False)
+        return json.dumps(data, ensure_ascii=False)
+
+    @mcp.resource(
+        "memory://stats",
+        name="stats",
+        title="Memory statistics",
+        description="Counts per namespace and type, the model, the store and the TTL settings, as JSON.",
+        mime_type="application/json",
+    )
+    async def stats_resource() -> str:
+        return json.dumps(await service.call(lambda engine: engine.stats()), ensure_ascii=False)
+
+    @mcp.prompt(
+        name="memory_injection",
+        title="Inject relevant memories",
+        description="The memories most relevant to a query, packed into a token budget, ready to prepend.",
+    )
+    async def memory_injection(query: str, token_budget: int = 500) -> str:
+        """Relevant memories for ``query`` within ``token_budget`` tokens (counted with the model's tokenizer)."""
+        try:
+            recall = await service.call(lambda engine: engine.recall(query, int(token_budget)))
+        except Exception as exc:
+            from mcp_memory_core.errors import MemoryServerError
+
+            if isinstance(exc, MemoryServerError | ValueError):
+                raise ValueError(str(exc)) from exc
+            raise
+        return recall.text or f"No stored memories fit in {token_budget} tokens for: {query}"
 
     return mcp

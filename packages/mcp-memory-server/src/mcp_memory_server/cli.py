@@ -7,12 +7,15 @@ nonzero exit, without a traceback.
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
@@ -259,6 +262,260 @@ def plugins(as_json: bool) -> None:
     click.echo("(* = selected by the current settings)")
     for failure in failures:
         click.echo(f"FAILED  {failure['entry_point']} ({failure['package']}): {failure['error']}")
+
+
+# -- moving memories in and out ----------------------------------------------------------------------
+IMPORT_FORMATS = ("mcp-memory", "chatgpt", "mcp-knowledge-graph")
+MEMORY_TYPES = ("working", "episodic", "semantic", "procedural")
+
+
+def _export_time() -> datetime | None:
+    """``SOURCE_DATE_EPOCH`` (the reproducible-builds convention) fixes ``exported_at``, so two exports
+    of the same memories are byte-identical."""
+    import os
+
+    raw = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if not raw:
+        return None
+    try:
+        return datetime.fromtimestamp(int(raw), UTC)
+    except (ValueError, OverflowError, OSError):
+        fail(f"SOURCE_DATE_EPOCH must be an integer number of seconds; got {raw!r}.", EXIT_CONFIG)
+
+
+@cli.command("export")
+@click.option(
+    "-o",
+    "--output",
+    default="-",
+    show_default=True,
+    type=click.Path(dir_okay=False, allow_dash=True, path_type=str),
+    help="File to write (- for stdout). Written to a temporary file first, then renamed.",
+)
+@click.option("--namespace", default=None, help="Export this namespace (default: the current one).")
+@click.option("--all-namespaces", is_flag=True, help="Export every namespace.")
+def export_command(output: str, namespace: str | None, all_namespaces: bool) -> None:
+    """Export memories as mcp-memory JSON Lines v1: every version, tombstone and pin, no vectors.
+
+    The first line is a header ({"format": "mcp-memory", "version": 1, "exported_at", "count"}), then
+    one memory per line, sorted by (namespace, created_at, id). Set SOURCE_DATE_EPOCH to fix
+    exported_at and get byte-identical exports of identical data.
+    """
+    if namespace is not None and all_namespaces:
+        raise click.UsageError("--namespace and --all-namespaces exclude each other.")
+    now = _export_time()
+
+    def run(engine: MemoryEngine) -> tuple[int, str | None]:
+        from mcp_memory_core.transfer import export_memories
+        from mcp_memory_core.validation import validate_namespace
+
+        ns = None if all_namespaces else validate_namespace(namespace or engine.namespace)
+        if output == "-":
+            buffer = io.StringIO()
+            count = export_memories(engine, buffer, namespace=ns, now=now)
+            sys.stdout.flush()
+            sys.stdout.buffer.write(buffer.getvalue().encode("utf-8"))  # UTF-8 whatever the locale
+            sys.stdout.buffer.flush()
+            return count, ns
+        return _export_to_file(engine, Path(output), ns, now), ns
+
+    count, ns = with_engine(run)
+    where = "all namespaces" if ns is None else f"namespace {ns!r}"
+    target = "stdout" if output == "-" else output
+    click.echo(f"Exported {count} memories ({where}) to {target}.", err=True)
+
+
+def _export_to_file(engine: MemoryEngine, path: Path, namespace: str | None, now: datetime | None) -> int:
+    import os
+    import tempfile
+
+    from mcp_memory_core.transfer import export_memories
+
+    path = path.expanduser()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        fail(f"cannot write {path}: {exc.strerror or exc}")
+    try:
+        with open(fd, "w", encoding="utf-8", newline="\n") as handle:
+            count = export_memories(engine, handle, namespace=namespace, now=now)
+        os.replace(tmp, path)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return count
+
+
+def _lifetime(value: timedelta) -> str:
+    seconds = int(value.total_seconds())
+    for unit, size in (("d", 86_400), ("h", 3600), ("m", 60)):
+        if seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+@cli.command("import")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["auto", *IMPORT_FORMATS]),
+    default="auto",
+    show_default=True,
+    help="mcp-memory (an export), chatgpt (conversations.json or the export .zip), mcp-knowledge-graph "
+    "(memory.jsonl of @modelcontextprotocol/server-memory); auto guesses from the content.",
+)
+@click.option(
+    "--namespace",
+    default=None,
+    help="Target namespace for chatgpt and knowledge-graph imports (default: the current one). "
+    "mcp-memory exports keep each memory's own namespace.",
+)
+@click.option(
+    "--type",
+    "memory_type",
+    type=click.Choice(MEMORY_TYPES),
+    default=None,
+    help="Memory type for chatgpt and knowledge-graph imports (default semantic: kept until deleted).",
+)
+@click.option("--include-assistant", is_flag=True, help="chatgpt: also import the assistant's replies.")
+@click.option("--batch-size", type=click.IntRange(1, 10_000), default=64, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def import_command(
+    file: Path,
+    fmt: str,
+    namespace: str | None,
+    memory_type: str | None,
+    include_assistant: bool,
+    batch_size: int,
+    as_json: bool,
+) -> None:
+    """Import memories from FILE. Safe to re-run: memories already present (same id) are skipped.
+
+    The whole file is read and validated before anything is written; memories are embedded in
+    batches, one transaction per batch, with a progress bar on stderr.
+    """
+    with expected_errors():
+        from mcp_memory_core.transfer import detect_format
+
+        chosen = detect_format(file) if fmt == "auto" else fmt
+    if chosen == "mcp-memory" and (namespace or memory_type):
+        raise click.UsageError(
+            "--namespace and --type apply to chatgpt and mcp-knowledge-graph imports; an mcp-memory "
+            "export keeps each memory's namespace and type (export with --namespace to select one)."
+        )
+    if include_assistant and chosen != "chatgpt":
+        raise click.UsageError("--include-assistant applies to chatgpt imports only.")
+
+    def run(engine: MemoryEngine) -> dict[str, Any]:
+        from mcp_memory_core.errors import InvalidInputError
+        from mcp_memory_core.models import MemoryType
+        from mcp_memory_core.transfer import import_records, read_memories
+        from mcp_memory_core.validation import validate_namespace
+
+        target = validate_namespace(namespace) if namespace else engine.namespace
+        now = engine.clock()
+        try:
+            memories = read_memories(
+                file,
+                chosen,  # type: ignore[arg-type]  # one of IMPORT_FORMATS (click.Choice)
+                namespace=target,
+                now=now,
+                include_assistant=include_assistant,
+                memory_type=MemoryType(memory_type) if memory_type else None,
+            )
+        except OSError as exc:
+            fail(f"cannot read {file}: {exc.strerror or exc}")
+        if chosen != "mcp-memory":
+            expired = [m for m in memories if engine.ttl.is_expired(m, now)]
+            if expired:
+                kind = MemoryType(expired[0].type)
+                lifetime = engine.ttl.ttl.get(kind)
+                raise InvalidInputError(
+                    f"{len(expired)} of {len(memories)} memories are older than the {kind.value} lifetime "
+                    f"({_lifetime(lifetime) if lifetime else '?'}) and would expire at once. Import them "
+                    f"with --type semantic (kept until deleted), or set MCP_MEMORY_TTL_{kind.value.upper()}"
+                    "=never (or a longer lifetime) for every mcp-memory process."
+                )
+        with click.progressbar(length=len(memories), label="Importing", file=sys.stderr) as bar:
+            outcome = import_records(engine, memories, batch_size=batch_size, on_batch=bar.update)
+        return {
+            "imported": outcome.inserted,
+            "skipped": outcome.skipped,
+            "format": chosen,
+            "namespace": None if chosen == "mcp-memory" else target,
+            "file": str(file),
+        }
+
+    summary = with_engine(run)
+    if as_json:
+        emit_json(summary)
+        return
+    click.echo(f"imported {summary['imported']}, skipped {summary['skipped']} (already present)")
+
+
+# -- lifecycle ----------------------------------------------------------------------------------------
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def gc(as_json: bool) -> None:
+    """Tombstone every memory past its type's lifetime (pinned memories never expire)."""
+    removed = with_engine(lambda engine: engine.sweep())
+    if as_json:
+        emit_json({"removed": removed})
+        return
+    click.echo(f"{removed} expired memories removed")
+
+
+@cli.command()
+@click.option("--namespace", required=True, help="The namespace to empty.")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def clear(namespace: str, yes: bool, as_json: bool) -> None:
+    """Permanently delete every memory of a namespace: all versions and tombstones. No undo."""
+
+    def run(engine: MemoryEngine) -> int:
+        from mcp_memory_core.validation import validate_namespace
+
+        name = validate_namespace(namespace)
+        if not yes:
+            current = engine.list_namespaces().get(name)
+            held = "no current memories" if not current else f"{current} current memories"
+            click.confirm(
+                f"Permanently delete every memory in namespace {name!r} ({held}, plus their older "
+                "versions and tombstones)? This cannot be undone",
+                abort=True,
+                err=True,
+            )
+        return engine.clear_namespace(name)
+
+    purged = with_engine(run)
+    if as_json:
+        emit_json({"namespace": namespace.strip(), "purged": purged})
+        return
+    click.echo(f"{purged} memories purged from namespace {namespace.strip()!r}")
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def namespaces(as_json: bool) -> None:
+    """List namespaces with their number of current memories (* = the current namespace)."""
+    counts, current = with_engine(lambda engine: (dict(engine.list_namespaces()), engine.namespace))
+    if as_json:
+        emit_json({"namespaces": counts, "current": current})
+        return
+    if not counts:
+        click.echo(f"No namespaces yet (the current one is {current!r}).")
+        return
+    rows = [("", "NAMESPACE", "MEMORIES")] + [
+        ("*" if name == current else "", name, str(count)) for name, count in sorted(counts.items())
+    ]
+    width = max(len(row[1]) for row in rows)
+    for mark, name, count in rows:
+        click.echo(f"{mark:1}  {name.ljust(width)}  {count}".rstrip())
+    if current not in counts:
+        click.echo(f"(the current namespace {current!r} holds no memories yet)")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -6,16 +6,20 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # type hints only: importing this module must not import the core (numpy …)
-    from mcp_memory_core.models import Memory, MemoryView, Page, SearchHit
+    from mcp_memory_core.lifecycle import TTLPolicy
+    from mcp_memory_core.models import Memory, MemoryView, Page, SearchHit, StoreOutcome
 
 
 def iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-def memory_to_dict(memory: Memory) -> dict[str, Any]:
-    """A memory as clients see it. ``deleted`` is the tombstone flag, ``deleted_at`` when it was set."""
-    return {
+def memory_to_dict(
+    memory: Memory, ttl: TTLPolicy | None = None, now: datetime | None = None
+) -> dict[str, Any]:
+    """A memory as clients see it. ``deleted`` is the tombstone flag, ``deleted_at`` when it was set.
+    With a TTL policy and ``now``: ``age`` (human) and ``expires_at`` (null = never)."""
+    data = {
         "id": memory.id,
         "content": memory.content,
         "metadata": dict(memory.metadata),
@@ -29,22 +33,59 @@ def memory_to_dict(memory: Memory) -> dict[str, Any]:
         "superseded_by": memory.superseded_by,
         "deleted": memory.is_deleted,
         "deleted_at": iso(memory.deleted_at),
+        "namespace": memory.namespace,
+        "pinned": memory.pinned,
     }
+    if ttl is not None and now is not None:
+        from mcp_memory_core.recall import humanize_age
+
+        data["age"] = humanize_age(memory.created_at, now)
+        data["expires_at"] = iso(ttl.expires_at(memory))
+    return data
 
 
-def view_to_dict(view: MemoryView) -> dict[str, Any]:
-    """``get_memory``: the version asked for, as it is, plus its status and the head of its chain."""
-    return {**memory_to_dict(view.memory), "status": view.status, "head_id": view.head_id}
+def view_to_dict(
+    view: MemoryView, ttl: TTLPolicy | None = None, now: datetime | None = None
+) -> dict[str, Any]:
+    """``get_memory``: the version asked for, as it is, plus its status and the head of its chain;
+    with history, every version oldest first, the current one marked."""
+    data = {**memory_to_dict(view.memory, ttl, now), "status": view.status, "head_id": view.head_id}
+    if view.history is not None:
+        data["history"] = [
+            {**memory_to_dict(m, ttl, now), "current": m.id == view.head_id and m.is_current}
+            for m in view.history
+        ]
+    return data
 
 
-def hit_to_dict(hit: SearchHit, *, explain: bool = False) -> dict[str, Any]:
+def store_outcome_to_dict(
+    outcome: StoreOutcome, ttl: TTLPolicy | None = None, now: datetime | None = None
+) -> dict[str, Any]:
+    """What store_memory did, said out loud: stored / duplicate / superseded, and near-duplicates."""
+    data: dict[str, Any] = {
+        "id": outcome.memory.id,
+        "status": outcome.status,
+        "memory": memory_to_dict(outcome.memory, ttl, now),
+        "similar": [
+            {"id": s.memory.id, "similarity": s.similarity, "content": s.memory.content}
+            for s in outcome.similar
+        ],
+    }
+    if outcome.superseded is not None:
+        data["superseded"] = outcome.superseded.id
+    return data
+
+
+def hit_to_dict(
+    hit: SearchHit, *, explain: bool = False, ttl: TTLPolicy | None = None, now: datetime | None = None
+) -> dict[str, Any]:
     """One search result: the current version (chain head) and how it matched.
 
     ``matched_id`` names the older version whose wording matched, or is ``None`` when the result
     matched with its own wording (or by keywords only). ``explain`` adds ``score_parts``: the ranker's
     named parts of the score.
     """
-    data = memory_to_dict(hit.memory)
+    data = memory_to_dict(hit.memory, ttl, now)
     data["score"] = hit.score
     data["similarity"] = hit.similarity
     data["matched_id"] = hit.matched_id if hit.matched_id != hit.memory.id else None
@@ -53,9 +94,9 @@ def hit_to_dict(hit: SearchHit, *, explain: bool = False) -> dict[str, Any]:
     return data
 
 
-def page_to_dict(page: Page) -> dict[str, Any]:
+def page_to_dict(page: Page, ttl: TTLPolicy | None = None, now: datetime | None = None) -> dict[str, Any]:
     return {
-        "memories": [memory_to_dict(m) for m in page.memories],
+        "memories": [memory_to_dict(m, ttl, now) for m in page.memories],
         "next_cursor": page.next_cursor,
         "total": page.total,
     }

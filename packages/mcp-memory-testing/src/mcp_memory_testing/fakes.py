@@ -90,6 +90,9 @@ class HashEmbedder:
         self.calls += 1
         return self._one(text)
 
+    def count_tokens(self, text: str) -> int:
+        return len(tokenize(text))
+
 
 class InMemoryStore:
     """The reference store: plain dicts and numpy brute force. It passes StoreConformance."""

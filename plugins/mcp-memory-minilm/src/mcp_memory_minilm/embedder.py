@@ -85,6 +85,7 @@ class MiniLMEmbedder:
         self._lock = threading.Lock()
         self._session: onnxruntime.InferenceSession | None = None
         self._tokenizer: tokenizers.Tokenizer | None = None
+        self._counter: tokenizers.Tokenizer | None = None
         self._manifest: dict[str, Any] | None = None
         self._input_names: frozenset[str] = frozenset()
 
@@ -218,6 +219,20 @@ class MiniLMEmbedder:
             idx = order[start : start + self.batch_size]
             out[idx] = self._run([items[i] for i in idx])
         return out
+
+    def count_tokens(self, text: str) -> int:
+        """How many WordPiece tokens ``text`` is, untruncated (token budgets for prompts)."""
+        self.load()
+        with self._lock:
+            if self._counter is None:
+                assert self._tokenizer is not None
+                import tokenizers
+
+                counter = tokenizers.Tokenizer.from_str(self._tokenizer.to_str())
+                counter.no_truncation()
+                counter.no_padding()
+                self._counter = counter
+        return len(self._counter.encode(text, add_special_tokens=False).ids)
 
     def embed_query(self, text: str) -> Vector:
         """Return a ``(384,)`` float32 unit vector."""

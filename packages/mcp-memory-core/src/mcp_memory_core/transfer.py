@@ -1,0 +1,609 @@
+"""Moving memories in and out: the mcp-memory export format, and importers for other tools' data.
+
+**mcp-memory JSON Lines v1** (``export_memories`` / ``read_mcp_memory_jsonl``): UTF-8, one JSON object
+per line. The first line is a header ``{"count": N, "exported_at": ISO, "format": "mcp-memory",
+"version": 1}``; every following line is one memory with every field of :class:`~.models.Memory`
+(chains, tombstones, pins and access statistics included; vectors are not exported, the importer
+re-embeds). Keys are sorted, datetimes are ISO 8601 in UTC with microseconds, memories are ordered by
+(namespace, created_at, id): exporting the same memories with the same ``now`` gives the same bytes.
+
+Importers for other tools produce memories with deterministic ids (uuid5 of the source's own ids and
+the target namespace), so importing the same file twice inserts nothing the second time:
+
+- a ChatGPT data export (``conversations.json``, or the ``.zip`` that contains it): one memory per
+  user message (semantic by default: imported history is older than the episodic lifetime) (``include_assistant`` adds the assistant's replies);
+- the official MCP memory server's knowledge graph (``memory.jsonl`` of
+  ``@modelcontextprotocol/server-memory``): one semantic memory per observation and per relation.
+
+Everything is validated before it is returned: a bad input raises :class:`InvalidInputError` that says
+where (line number, conversation) and what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+import zipfile
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, TextIO
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .errors import InvalidInputError
+from .models import DEFAULT_NAMESPACE, ImportOutcome, Memory, MemoryType, utcnow
+from .validation import (
+    MAX_CONTENT_CHARS,
+    validate_content,
+    validate_id,
+    validate_metadata,
+    validate_namespace,
+    validate_tags,
+)
+
+if TYPE_CHECKING:
+    from .engine import MemoryEngine
+
+FORMAT_NAME = "mcp-memory"
+FORMAT_VERSION = 1
+FORMATS = ("mcp-memory", "chatgpt", "mcp-knowledge-graph")
+Format = Literal["mcp-memory", "chatgpt", "mcp-knowledge-graph"]
+
+# uuid5 namespace of every id an importer derives (fixed forever: changing it breaks idempotency).
+IMPORT_ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://mcp-memory/import")
+
+TRUNCATION_MARK = " …[truncated]"
+
+
+# -- the mcp-memory format -------------------------------------------------------------------------
+def _utc(value: datetime) -> datetime:
+    return value.astimezone(UTC)
+
+
+def format_datetime(value: datetime | None) -> str | None:
+    """ISO 8601, UTC, always with microseconds (``2026-01-31T09:00:00.000000+00:00``)."""
+    if value is None:
+        return None
+    if value.tzinfo is None:  # the engine only stores aware datetimes; be safe with naive ones
+        value = value.replace(tzinfo=UTC)
+    return _utc(value).isoformat(timespec="microseconds")
+
+
+class ExportHeader(BaseModel):
+    """The first line of an export."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    format: str
+    version: int
+    exported_at: AwareDatetime | None = None
+    count: int | None = Field(default=None, ge=0)
+
+
+class ExportRecord(BaseModel):
+    """One memory as a line of an export: the edge validation of :class:`~.models.Memory`.
+
+    Mirrors every Memory field (a test keeps them in step). Strict: no string-to-number coercion, no
+    unknown keys, timezone-aware datetimes only.
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    id: str
+    content: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    created_at: AwareDatetime
+    updated_at: AwareDatetime
+    superseded_by: str | None = None
+    deleted_at: AwareDatetime | None = None
+    namespace: str = Field(min_length=1)
+    type: MemoryType = MemoryType.SEMANTIC
+    tags: list[str] = Field(default_factory=list)
+    importance: float = Field(default=0.5, ge=0.0, le=1.0, allow_inf_nan=False)
+    pinned: bool = False
+    access_count: int = Field(default=0, ge=0)
+    last_accessed: AwareDatetime | None = None
+
+    @field_validator("id", "superseded_by")
+    @classmethod
+    def _uuid(cls, value: str | None) -> str | None:
+        return None if value is None else validate_id(value)
+
+    @field_validator("namespace")
+    @classmethod
+    def _namespace(cls, value: str) -> str:
+        return validate_namespace(value)
+
+    @field_validator("content")
+    @classmethod
+    def _content(cls, value: str) -> str:
+        return validate_content(value)
+
+    @field_validator("metadata")
+    @classmethod
+    def _metadata(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return validate_metadata(value)
+
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, value: list[str]) -> list[str]:
+        return list(validate_tags(value) or ())
+
+    @field_validator("created_at", "updated_at", "deleted_at", "last_accessed")
+    @classmethod
+    def _as_utc(cls, value: datetime | None) -> datetime | None:
+        return None if value is None else _utc(value)
+
+    @classmethod
+    def from_memory(cls, memory: Memory) -> dict[str, Any]:
+        """The JSON object of one memory (plain types, ready for ``json.dumps``)."""
+        return {
+            "id": memory.id,
+            "content": memory.content,
+            "metadata": memory.metadata,
+            "created_at": format_datetime(memory.created_at),
+            "updated_at": format_datetime(memory.updated_at),
+            "superseded_by": memory.superseded_by,
+            "deleted_at": format_datetime(memory.deleted_at),
+            "namespace": memory.namespace,
+            "type": MemoryType(memory.type).value,
+            "tags": list(memory.tags),
+            "importance": float(memory.importance),
+            "pinned": bool(memory.pinned),
+            "access_count": int(memory.access_count),
+            "last_accessed": format_datetime(memory.last_accessed),
+        }
+
+    def to_memory(self) -> Memory:
+        return Memory(**{**self.model_dump(), "tags": tuple(self.tags)})
+
+
+def _dumps(data: Mapping[str, Any]) -> str:
+    return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def export_memories(
+    engine: MemoryEngine, out: TextIO, *, namespace: str | None = None, now: datetime | None = None
+) -> int:
+    """Write every memory (of ``namespace``, or of all namespaces when ``None``) to ``out`` as
+    mcp-memory JSON Lines v1; return how many were written. ``now`` fixes ``exported_at`` (for
+    reproducible output); it defaults to the current time."""
+    engine.open()
+    memories = [m for m in engine.store.iter_all() if namespace is None or m.namespace == namespace]
+    memories.sort(key=lambda m: (m.namespace, _utc(m.created_at), m.id))
+    header = {
+        "format": FORMAT_NAME,
+        "version": FORMAT_VERSION,
+        "exported_at": format_datetime(now if now is not None else utcnow()),
+        "count": len(memories),
+    }
+    out.write(_dumps(header) + "\n")
+    for memory in memories:
+        out.write(_dumps(ExportRecord.from_memory(memory)) + "\n")
+    return len(memories)
+
+
+def _describe(error: ValidationError) -> str:
+    parts = []
+    for item in error.errors(include_url=False):
+        where = ".".join(str(p) for p in item["loc"])
+        message = str(item["msg"]).removeprefix("Value error, ")
+        parts.append(f"{where}: {message}" if where else message)
+    return "; ".join(parts)
+
+
+def _numbered(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
+    """(line number, text) of the non-blank lines."""
+    for number, line in enumerate(lines, start=1):
+        if line.strip():
+            yield number, line
+
+
+def read_mcp_memory_jsonl(lines: Iterable[str]) -> Iterator[Memory]:
+    """Parse and validate an mcp-memory export, line by line.
+
+    Raises :class:`InvalidInputError` naming the line for a missing or foreign header, a line that is
+    not JSON or not a valid memory, a duplicate id, or a record count that disagrees with the header
+    (a truncated file).
+    """
+    numbered = _numbered(lines)
+    first = next(numbered, None)
+    if first is None:
+        raise InvalidInputError("The file is empty: an mcp-memory export starts with a header line.")
+    number, text = first
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(f"line {number}: not JSON ({exc.msg}); expected the export header.") from None
+    if not isinstance(raw, dict) or raw.get("format") != FORMAT_NAME:
+        raise InvalidInputError(
+            f'line {number}: not an mcp-memory export header (expected {{"format": "mcp-memory", '
+            f'"version": 1, …}}). Pick the right --format for this file.'
+        )
+    try:
+        header = ExportHeader.model_validate(raw)
+    except ValidationError as exc:
+        raise InvalidInputError(f"line {number}: invalid export header: {_describe(exc)}") from None
+    if header.version != FORMAT_VERSION:
+        newer = (
+            " (written by a newer mcp-memory: upgrade to read it)" if header.version > FORMAT_VERSION else ""
+        )
+        raise InvalidInputError(
+            f"line {number}: unsupported export version {header.version}{newer}; "
+            f"this mcp-memory reads version {FORMAT_VERSION}."
+        )
+    seen: dict[str, int] = {}
+    for number, text in numbered:
+        try:
+            record = ExportRecord.model_validate_json(text)
+        except ValidationError as exc:
+            if exc.errors()[0]["type"] == "json_invalid":
+                raise InvalidInputError(f"line {number}: not valid JSON ({_describe(exc)}).") from None
+            raise InvalidInputError(f"line {number}: invalid memory: {_describe(exc)}") from None
+        if record.id in seen:
+            raise InvalidInputError(
+                f"line {number}: duplicate memory id {record.id} (also on line {seen[record.id]})."
+            )
+        seen[record.id] = number
+        yield record.to_memory()
+    if header.count is not None and header.count != len(seen):
+        raise InvalidInputError(
+            f"The header says {header.count} memories but the file holds {len(seen)}: "
+            "it was truncated or edited. Export it again."
+        )
+
+
+# -- importing -------------------------------------------------------------------------------------
+def _unique(memories: Iterable[Memory]) -> Iterator[Memory]:
+    seen: set[str] = set()
+    for memory in memories:
+        if memory.id in seen:
+            raise InvalidInputError(f"memory id {memory.id} appears twice in one import.")
+        seen.add(memory.id)
+        yield memory
+
+
+def import_records(
+    engine: MemoryEngine,
+    memories: Iterable[Memory],
+    *,
+    batch_size: int = 64,
+    on_batch: Callable[[int], None] | None = None,
+) -> ImportOutcome:
+    """Insert whole memories as they are (ids, namespaces, chains, tombstones), re-embedding each
+    one (superseded versions too, so their wording still finds the head). Ids already present are
+    skipped: importing the same records twice inserts nothing the second time."""
+    return engine.import_memories(_unique(memories), batch_size=batch_size, on_batch=on_batch)
+
+
+def derived_id(*parts: str) -> str:
+    """A deterministic memory id from a source's own identifiers (uuid5; stable across versions)."""
+    return str(uuid.uuid5(IMPORT_ID_NAMESPACE, json.dumps(list(parts), ensure_ascii=False)))
+
+
+def _clip(text: str) -> tuple[str, dict[str, Any]]:
+    """Content within the engine's limit; a longer text is cut and says so in its metadata."""
+    if len(text) <= MAX_CONTENT_CHARS:
+        return text, {}
+    cut = text[: MAX_CONTENT_CHARS - len(TRUNCATION_MARK)] + TRUNCATION_MARK
+    return cut, {"truncated": True, "original_chars": len(text)}
+
+
+def _tag(value: str) -> tuple[str, ...]:
+    tag = " ".join(value.split())[:64]
+    return (tag,) if tag else ()
+
+
+# -- ChatGPT data export ---------------------------------------------------------------------------
+CHATGPT_TEXT_TYPES = frozenset({"text", "multimodal_text"})
+
+
+def _epoch(value: Any) -> datetime | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        return None
+    try:
+        return datetime.fromtimestamp(float(value), UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def _message_text(message: Mapping[str, Any]) -> str:
+    content = message.get("content")
+    if not isinstance(content, Mapping) or content.get("content_type") not in CHATGPT_TEXT_TYPES:
+        return ""
+    parts = content.get("parts")
+    if not isinstance(parts, list):
+        return ""
+    return "\n".join(p for p in parts if isinstance(p, str) and p.strip()).strip()
+
+
+def parse_chatgpt_conversations(
+    conversations: Any,
+    *,
+    namespace: str = DEFAULT_NAMESPACE,
+    include_assistant: bool = False,
+    memory_type: MemoryType = MemoryType.SEMANTIC,
+) -> list[Memory]:
+    """One memory per user message with text (and per assistant reply if asked), from the
+    parsed ``conversations.json`` of a ChatGPT data export. System and tool messages, hidden messages
+    and non-text parts (images, code runs) are skipped. Ids are uuid5 of (namespace, conversation id,
+    message node id): re-importing is a no-op."""
+    if not isinstance(conversations, list):
+        raise InvalidInputError(
+            "A ChatGPT export's conversations.json holds a JSON list of conversations; this is not a list."
+        )
+    namespace = validate_namespace(namespace)
+    roles = {"user", "assistant"} if include_assistant else {"user"}
+    memories: dict[str, Memory] = {}
+    for index, conversation in enumerate(conversations, start=1):
+        if not isinstance(conversation, Mapping):
+            raise InvalidInputError(
+                f"conversation {index}: expected an object, got {type(conversation).__name__}."
+            )
+        title = conversation.get("title")
+        title = title if isinstance(title, str) and title.strip() else "Untitled"
+        mapping = conversation.get("mapping")
+        if not isinstance(mapping, Mapping):
+            raise InvalidInputError(f"conversation {index} ({title!r}): no 'mapping' of messages.")
+        conversation_time = _epoch(conversation.get("create_time"))
+        conversation_id = conversation.get("conversation_id") or conversation.get("id")
+        if not isinstance(conversation_id, str) or not conversation_id:
+            conversation_id = derived_id("chatgpt-conversation", title, repr(conversation.get("create_time")))
+        found: list[tuple[datetime, str, Memory]] = []
+        for node_id, node in mapping.items():
+            message = node.get("message") if isinstance(node, Mapping) else None
+            if not isinstance(message, Mapping):
+                continue
+            author = message.get("author")
+            role = author.get("role") if isinstance(author, Mapping) else None
+            if role not in roles:
+                continue
+            meta = message.get("metadata")
+            if isinstance(meta, Mapping) and meta.get("is_visually_hidden_from_conversation"):
+                continue
+            text = _message_text(message)
+            if not text:
+                continue
+            created = _epoch(message.get("create_time")) or conversation_time
+            if created is None:
+                raise InvalidInputError(
+                    f"conversation {index} ({title!r}), message {node_id}: no create_time on the message "
+                    "or the conversation."
+                )
+            content, clipped = _clip(text)
+            memory = Memory(
+                id=derived_id("chatgpt", namespace, conversation_id, str(node_id)),
+                content=content,
+                metadata={
+                    "source": "chatgpt",
+                    "conversation": title,
+                    "conversation_id": conversation_id,
+                    "message_id": str(node_id),
+                    "role": role,
+                    **clipped,
+                },
+                created_at=created,
+                updated_at=created,
+                namespace=namespace,
+                type=memory_type,
+                tags=("chatgpt",),
+            )
+            found.append((created, str(node_id), memory))
+        for _, _, memory in sorted(found, key=lambda item: (item[0], item[1])):
+            memories.setdefault(memory.id, memory)  # a conversation listed twice imports once
+    return list(memories.values())
+
+
+def load_chatgpt_export(path: Path) -> Any:
+    """The parsed ``conversations.json``, from the file itself or from the export's ``.zip``."""
+    try:
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as archive:
+                names = [n for n in archive.namelist() if n.rsplit("/", 1)[-1] == "conversations.json"]
+                if not names:
+                    raise InvalidInputError(f"{path} is a zip without a conversations.json.")
+                return json.loads(archive.read(min(names, key=len)).decode("utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(f"{path}: not JSON (line {exc.lineno}: {exc.msg}).") from None
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(f"{path}: not UTF-8 text ({exc.reason}).") from None
+
+
+# -- MCP knowledge graph (@modelcontextprotocol/server-memory) --------------------------------------
+def _string(data: Mapping[str, Any], key: str, number: int, kind: str) -> str:
+    value = data.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInputError(f"line {number}: the {kind} needs a non-empty string {key!r}.")
+    return value.strip()
+
+
+def parse_knowledge_graph(
+    lines: Iterable[str],
+    *,
+    namespace: str = DEFAULT_NAMESPACE,
+    now: datetime | None = None,
+    memory_type: MemoryType = MemoryType.SEMANTIC,
+) -> list[Memory]:
+    """Memories from the official MCP memory server's ``memory.jsonl``: one semantic memory per
+    entity observation (``"{name}: {observation}"``, tagged with the entity type) and one per relation
+    (``"{from} {relation type} {to}"``, underscores read as spaces). The graph has no timestamps: every
+    memory gets ``now``. Ids are uuid5 of (namespace, the entity and observation / the relation)."""
+    namespace = validate_namespace(namespace)
+    when = now if now is not None else utcnow()
+    memories: dict[str, Memory] = {}
+
+    def add(memory: Memory) -> None:
+        memories.setdefault(memory.id, memory)
+
+    for number, text in _numbered(lines):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InvalidInputError(f"line {number}: not JSON ({exc.msg}).") from None
+        if not isinstance(data, Mapping):
+            raise InvalidInputError(f"line {number}: expected a JSON object.")
+        kind = data.get("type")
+        if kind == "entity":
+            name = _string(data, "name", number, "entity")
+            entity_type = data.get("entityType")
+            entity_type = entity_type.strip() if isinstance(entity_type, str) else ""
+            observations = data.get("observations", [])
+            if not isinstance(observations, list) or not all(isinstance(o, str) for o in observations):
+                raise InvalidInputError(
+                    f"line {number}: the entity's 'observations' must be a list of strings."
+                )
+            for observation in observations:
+                if not observation.strip():
+                    continue
+                content, clipped = _clip(f"{name}: {observation.strip()}")
+                add(
+                    Memory(
+                        id=derived_id("mcp-knowledge-graph", namespace, "entity", name, observation.strip()),
+                        content=content,
+                        metadata={
+                            "source": "mcp-knowledge-graph",
+                            "entity": name,
+                            "entity_type": entity_type,
+                            **clipped,
+                        },
+                        created_at=when,
+                        updated_at=when,
+                        namespace=namespace,
+                        type=memory_type,
+                        tags=_tag(entity_type),
+                    )
+                )
+        elif kind == "relation":
+            source = _string(data, "from", number, "relation")
+            target = _string(data, "to", number, "relation")
+            relation = _string(data, "relationType", number, "relation")
+            content, clipped = _clip(f"{source} {' '.join(relation.replace('_', ' ').split())} {target}")
+            add(
+                Memory(
+                    id=derived_id("mcp-knowledge-graph", namespace, "relation", source, relation, target),
+                    content=content,
+                    metadata={
+                        "source": "mcp-knowledge-graph",
+                        "from": source,
+                        "relation_type": relation,
+                        "to": target,
+                        **clipped,
+                    },
+                    created_at=when,
+                    updated_at=when,
+                    namespace=namespace,
+                    type=memory_type,
+                    tags=("relation",),
+                )
+            )
+        else:
+            raise InvalidInputError(
+                f"line {number}: unknown record type {kind!r}; a knowledge graph line has "
+                '"type": "entity" or "relation".'
+            )
+    return list(memories.values())
+
+
+# -- files -----------------------------------------------------------------------------------------
+def detect_format(path: Path) -> Format:
+    """Guess a file's format from its first bytes: a zip or a JSON list is a ChatGPT export; JSON
+    Lines with an mcp-memory header is ours; ``"type": "entity"|"relation"`` lines are a knowledge graph."""
+    if zipfile.is_zipfile(path):
+        return "chatgpt"
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        head = handle.read(4096).lstrip()
+        handle.seek(0)
+        first = next((line for line in handle if line.strip()), "")
+    if head.startswith("["):
+        return "chatgpt"
+    try:
+        data = json.loads(first)
+    except json.JSONDecodeError:
+        data = None
+    if isinstance(data, dict):
+        if data.get("format") == FORMAT_NAME:
+            return "mcp-memory"
+        if data.get("type") in ("entity", "relation"):
+            return "mcp-knowledge-graph"
+    raise InvalidInputError(f"Cannot tell the format of {path}; pass --format ({', '.join(FORMATS)}).")
+
+
+def read_memories(
+    path: Path,
+    format: Format,
+    *,
+    namespace: str = DEFAULT_NAMESPACE,
+    now: datetime | None = None,
+    include_assistant: bool = False,
+    memory_type: MemoryType | None = None,
+) -> list[Memory]:
+    """Read and validate a whole file before anything is written (a bad line late in a file must not
+    leave half an import behind). ``namespace`` is the target of the chatgpt and knowledge-graph
+    formats; mcp-memory records keep their own, and ``memory_type`` (default: semantic — imported
+    history is usually older than the episodic lifetime and would expire at once) applies to those
+    two formats only."""
+    if format == "chatgpt":
+        return parse_chatgpt_conversations(
+            load_chatgpt_export(path),
+            namespace=namespace,
+            include_assistant=include_assistant,
+            memory_type=memory_type or MemoryType.SEMANTIC,
+        )
+    try:
+        with path.open(encoding="utf-8") as handle:
+            if format == "mcp-memory":
+                return list(read_mcp_memory_jsonl(handle))
+            if format == "mcp-knowledge-graph":
+                return parse_knowledge_graph(
+                    handle, namespace=namespace, now=now, memory_type=memory_type or MemoryType.SEMANTIC
+                )
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(f"{path}: not UTF-8 text ({exc.reason}).") from None
+    raise InvalidInputError(f"Unknown import format {format!r}; choose one of: {', '.join(FORMATS)}.")
+
+
+def import_chatgpt(
+    engine: MemoryEngine,
+    conversations: Any,
+    *,
+    namespace: str | None = None,
+    include_assistant: bool = False,
+    batch_size: int = 64,
+    on_batch: Callable[[int], None] | None = None,
+) -> ImportOutcome:
+    """Parse a ChatGPT export and import it into ``namespace`` (default: the engine's)."""
+    memories = parse_chatgpt_conversations(
+        conversations, namespace=namespace or engine.namespace, include_assistant=include_assistant
+    )
+    return import_records(engine, memories, batch_size=batch_size, on_batch=on_batch)
+
+
+def import_knowledge_graph(
+    engine: MemoryEngine,
+    lines: Iterable[str],
+    *,
+    namespace: str | None = None,
+    batch_size: int = 64,
+    on_batch: Callable[[int], None] | None = None,
+) -> ImportOutcome:
+    """Parse an MCP knowledge graph and import it into ``namespace`` (default: the engine's)."""
+    memories = parse_knowledge_graph(lines, namespace=namespace or engine.namespace, now=engine.clock())
+    return import_records(engine, memories, batch_size=batch_size, on_batch=on_batch)
+
+
+__all__ = [
+    "FORMATS",
+    "ExportHeader",
+    "ExportRecord",
+    "detect_format",
+    "export_memories",
+    "import_chatgpt",
+    "import_knowledge_graph",
+    "import_records",
+    "parse_chatgpt_conversations",
+    "parse_knowledge_graph",
+    "read_mcp_memory_jsonl",
+    "read_memories",
+]
