@@ -324,7 +324,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ]
 
     def make_engine(tmp: Path) -> MemoryEngine:
-        settings = base.model_copy(update={"db_path": tmp / "locomo.db"})
+        # Retrieval only: conversations span months, so no memory may expire mid-benchmark.
+        settings = base.model_copy(
+            update={
+                "db_path": tmp / "locomo.db",
+                "namespace": "default",
+                "ttl_episodic": "never",
+                "auto_context": False,
+            }
+        )
         engine = build_engine(settings, pm)
         engine.track_access = False  # questions must not change each other's ranking features
         return engine

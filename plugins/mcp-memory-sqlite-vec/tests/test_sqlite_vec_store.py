@@ -238,7 +238,7 @@ def test_update_fields_rejects_unknown_and_missing(store: SqliteVecStore) -> Non
 def test_fts_query_quoting() -> None:
     assert fts_query('"') is None
     assert fts_query("  - * ( ") is None
-    assert fts_query('He said "AND" - ok') == '"he" OR "said" OR "and" OR "ok"'
+    assert fts_query('He said "AND" - NOT ok') == '"said" OR "ok"'  # stopwords dropped, operators quoted
 
 
 # -- FTS sync -------------------------------------------------------------------------------------
@@ -581,3 +581,15 @@ def test_knn_paths_match_reference(store: SqliteVecStore, monkeypatch: pytest.Mo
                 want = reference.knn(q, k, where)
                 assert [i for i, _ in got] == [i for i, _ in want], (where, k)
                 np.testing.assert_allclose([s for _, s in got], [s for _, s in want], atol=1e-5)
+
+
+def test_fts_query_drops_stopwords_unless_nothing_else_is_left() -> None:
+    from mcp_memory_sqlite_vec.store import fts_query
+
+    assert (
+        fts_query("What did Caroline say about the pottery class?")
+        == '"caroline" OR "say" OR "pottery" OR "class"'
+    )
+    assert fts_query("what is it") == '"what" OR "is" OR "it"'
+    assert fts_query('say "hi"') == '"say" OR "hi"'
+    assert fts_query("?!") is None
