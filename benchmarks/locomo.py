@@ -363,9 +363,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("\n".join(block))
             report += block
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text("\n".join(report) + "\n")
+        write_section(args.out, "\n".join(report))
     return 0
+
+
+START, END = "<!-- locomo:start -->", "<!-- locomo:end -->"
+
+
+def write_section(path: Path, body: str) -> None:
+    """Replace the LoCoMo section of ``path`` (between its markers), keeping everything else."""
+    section = f"{START}\n{body}\n{END}"
+    text = path.read_text() if path.exists() else ""
+    if START in text and END in text:
+        text = text[: text.index(START)] + section + text[text.index(END) + len(END) :]
+    else:
+        text = (text.rstrip() + "\n\n" if text.strip() else "") + section + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
 
 
 if __name__ == "__main__":

@@ -64,3 +64,13 @@ def test_evidence_normalization():
         "D11:26",
         "D30:5",
     ]
+
+
+def test_report_section_is_replaced_in_place(tmp_path):
+    out = tmp_path / "benchmarks.md"
+    out.write_text("# Benchmarks\n\nintro\n\n## Speed\n\nfigures\n")
+    locomo.write_section(out, "first run")
+    locomo.write_section(out, "second run")
+    text = out.read_text()
+    assert text.count("<!-- locomo:start -->") == 1 and "second run" in text and "first run" not in text
+    assert text.startswith("# Benchmarks\n\nintro") and "## Speed\n\nfigures" in text
