@@ -17,3 +17,26 @@ class TestSqliteVecStore(StoreConformance):
 
     def reopen_store(self, store: SqliteVecStore) -> SqliteVecStore:  # type: ignore[override]
         return SqliteVecStore(store.location)
+
+
+class TestSqliteVecStoreWithoutVectorCache(StoreConformance):
+    """The vec0 path (MCP_MEMORY_SQLITE_VECTOR_CACHE=0, or a cache over its size cap)."""
+
+    @pytest.fixture
+    def store(self, tmp_path: Path) -> SqliteVecStore:
+        return SqliteVecStore(tmp_path / "sub" / "memories.db", vector_cache=False)
+
+    def reopen_store(self, store: SqliteVecStore) -> SqliteVecStore:  # type: ignore[override]
+        return SqliteVecStore(store.location, vector_cache=False)
+
+
+class TestSqliteVecStoreCoarseCache(StoreConformance):
+    """The binary coarse pass + exact rerank, forced on tiny data (threshold 0). The suite's sets are
+    smaller than the candidate count, so every vector is reranked: answers must be exact."""
+
+    @pytest.fixture
+    def store(self, tmp_path: Path) -> SqliteVecStore:
+        return SqliteVecStore(tmp_path / "sub" / "memories.db", coarse_threshold=0)
+
+    def reopen_store(self, store: SqliteVecStore) -> SqliteVecStore:  # type: ignore[override]
+        return SqliteVecStore(store.location, coarse_threshold=0)

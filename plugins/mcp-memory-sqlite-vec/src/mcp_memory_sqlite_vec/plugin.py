@@ -29,11 +29,30 @@ class SqliteVecSettings(BaseSettings):
         description="Force a SQLite binding: stdlib, sqlean or pysqlite3 (default: the first that can "
         "load sqlite-vec with FTS5)",
     )
+    vector_cache: bool = Field(
+        default=True,
+        description="Keep every vector in process memory and answer KNN with numpy (exact up to "
+        "vector_cache_coarse_rows, then a binary coarse pass + exact rerank); off = sqlite-vec vec0 scans",
+    )
+    vector_cache_max_mb: int = Field(
+        default=1024, description="Use vec0 instead of the vector cache when the cache would exceed this"
+    )
+    vector_cache_coarse_rows: int = Field(
+        default=200_000,
+        description="Above this many vectors the cache keeps only sign bits (48 B per 384-d vector) and "
+        "reranks candidates exactly from SQLite (approximate; much less memory)",
+    )
 
 
 def _make(settings: Settings) -> SqliteVecStore:
     own = SqliteVecSettings()
-    return SqliteVecStore(settings.db_path, binding=own.binding)
+    return SqliteVecStore(
+        settings.db_path,
+        binding=own.binding,
+        vector_cache=own.vector_cache,
+        vector_cache_max_mb=own.vector_cache_max_mb,
+        coarse_threshold=own.vector_cache_coarse_rows,
+    )
 
 
 @hookimpl

@@ -33,6 +33,16 @@ rows than ``k``, keeps each memory's best row, and grows the row count (×4, up 
 it has ``k`` distinct memories or the matching rows are exhausted; if 4096 rows still hold fewer than
 ``k`` memories it falls back to an exact scan of every matching vector (correct, slower).
 
+Vector cache (``vector_cache.py``, on unless ``MCP_MEMORY_SQLITE_VECTOR_CACHE=0``): on the first
+KNN every passage vector and the filterable columns are loaded into numpy arrays (through a second
+connection without mmap); KNN is then exact brute force (``matrix @ q``), or above
+``coarse_threshold`` rows (default 200k) a sign-bit coarse pass with an exact rerank of the
+candidates read from ``passages``. SQLite stays the source of truth: this process's writes are
+applied to the cache after COMMIT (dropped on ROLLBACK; the cache is dropped when an inner block
+failed but the outer one committed), ``PRAGMA data_version`` detects other connections' commits and
+triggers a reload, KNN inside a transaction uses vec0 (it must see uncommitted writes), and a cache
+over ``MCP_MEMORY_SQLITE_VECTOR_CACHE_MAX_MB`` is not built (vec0 answers).
+
 Concurrency: one connection per store, in autocommit mode, guarded by an RLock that a
 ``transaction()`` holds from BEGIN IMMEDIATE to COMMIT, so worker threads never interleave.
 Several processes share the file through WAL, ``busy_timeout`` and BEGIN IMMEDIATE (a writer waits
@@ -45,10 +55,11 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import re
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -60,6 +71,7 @@ from mcp_memory_core.models import Memory, MemoryFilter, MemoryType
 from mcp_memory_core.protocols import StoreCapabilities, Vector
 
 from .binding import Binding, select_binding
+from .vector_cache import COARSE_THRESHOLD, CacheFilter, RowFlags, VectorCache, estimate_bytes
 
 log = logging.getLogger("mcp_memory_sqlite_vec")
 
@@ -84,6 +96,14 @@ TYPE_CODES: dict[MemoryType, int] = {
     MemoryType.SEMANTIC: 3,
     MemoryType.PROCEDURAL: 4,
 }
+
+# The in-process vector cache (see vector_cache.py): on unless MCP_MEMORY_SQLITE_VECTOR_CACHE=0;
+# skipped (vec0 answers) when it would take more than MCP_MEMORY_SQLITE_VECTOR_CACHE_MAX_MB.
+VECTOR_CACHE_ENV = "MCP_MEMORY_SQLITE_VECTOR_CACHE"
+VECTOR_CACHE_MAX_MB_ENV = "MCP_MEMORY_SQLITE_VECTOR_CACHE_MAX_MB"
+VECTOR_CACHE_MAX_MB = 1024
+VECTOR_CACHE_COARSE_ENV = "MCP_MEMORY_SQLITE_VECTOR_CACHE_COARSE_ROWS"
+_LOAD_BATCH = 20_000
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICRO = timedelta(microseconds=1)
@@ -257,9 +277,36 @@ def _memory(row: Sequence[Any]) -> Memory:
 class SqliteVecStore:
     """The default mcp-memory store. See the module docstring for the schema and design."""
 
-    def __init__(self, path: str | Path, *, binding: str | None = None) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        binding: str | None = None,
+        vector_cache: bool | None = None,
+        vector_cache_max_mb: int | None = None,
+        coarse_threshold: int | None = None,
+    ) -> None:
         self._path: str | Path = ":memory:" if str(path) == ":memory:" else Path(path).expanduser()
         self._binding_name = binding
+        if vector_cache is None:
+            vector_cache = os.environ.get(VECTOR_CACHE_ENV, "1").strip().lower() not in (
+                "0",
+                "false",
+                "no",
+                "off",
+            )
+        if vector_cache_max_mb is None:
+            vector_cache_max_mb = int(os.environ.get(VECTOR_CACHE_MAX_MB_ENV, VECTOR_CACHE_MAX_MB))
+        self._cache_enabled = vector_cache
+        self._cache_max_bytes = vector_cache_max_mb << 20
+        if coarse_threshold is None:
+            coarse_threshold = int(os.environ.get(VECTOR_CACHE_COARSE_ENV, COARSE_THRESHOLD))
+        self._coarse_threshold = coarse_threshold
+        self._cache: VectorCache | None = None
+        self._cache_version: int | None = None
+        self._cache_refused_at: int | None = None  # row count at which the cap refused a load
+        self._pending: list[Callable[[VectorCache], None]] = []
+        self._pending_suspect = False
         self._binding: Binding | None = None
         self._conn: Any = None
         self._lock = threading.RLock()
@@ -411,6 +458,7 @@ class SqliteVecStore:
         with self._lock:
             conn, self._conn = self._conn, None
             self._depth = 0
+            self._drop_cache()
             if conn is not None:
                 with contextlib.suppress(Exception):
                     conn.execute("PRAGMA optimize")
@@ -440,15 +488,21 @@ class SqliteVecStore:
                 self._depth += 1
                 try:
                     yield
+                except BaseException:
+                    # The outer block may catch this and commit what the inner writes did so far.
+                    self._pending_suspect = True
+                    raise
                 finally:
                     self._depth -= 1
                 return
             conn.execute("BEGIN IMMEDIATE")
             self._depth = 1
+            self._pending, self._pending_suspect = [], False
             try:
                 yield
             except BaseException:
                 self._depth = 0
+                self._pending = []
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
@@ -456,9 +510,185 @@ class SqliteVecStore:
             try:
                 conn.execute("COMMIT")
             except BaseException:
+                self._pending = []
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
+            self._apply_pending()
+
+    # -- vector cache ----------------------------------------------------------------------------
+    def _defer(self, op: Callable[[VectorCache], None]) -> None:
+        """Apply ``op`` to the vector cache once the enclosing transaction commits."""
+        if self._cache is not None:
+            self._pending.append(op)
+
+    def _apply_pending(self) -> None:
+        ops, self._pending = self._pending, []
+        if self._cache is None:
+            return
+        if self._pending_suspect:
+            self._drop_cache()
+            return
+        try:
+            for op in ops:
+                op(self._cache)
+        except Exception:  # never serve a half-updated cache
+            log.exception("vector cache update failed; it will be reloaded from SQLite")
+            self._drop_cache()
+            return
+        if not self._cache.coarse and self._cache.rows > self._coarse_threshold * 5 // 4:
+            self._drop_cache()  # grown past the exact mode: reload in coarse mode
+
+    def _drop_cache(self) -> None:
+        self._cache, self._cache_version = None, None
+        self._pending = []
+
+    @property
+    def vector_cache(self) -> VectorCache | None:
+        """The loaded vector cache (None when disabled, not yet loaded or refused by the size cap)."""
+        return self._cache
+
+    def _current_cache(self, conn: Any) -> VectorCache | None:
+        """The vector cache, (re)loaded when another connection committed since it was built."""
+        if not self._cache_enabled or self._depth:
+            return None  # inside a transaction only SQL sees this connection's uncommitted writes
+        (version,) = conn.execute("PRAGMA data_version").fetchone()
+        if self._cache is not None and version == self._cache_version:
+            return self._cache
+        self._drop_cache()
+        (top,) = conn.execute("SELECT max(vrow) FROM passages").fetchone()
+        rows = int(top or 0)
+        if estimate_bytes(rows, int(self._dims or 0), self._coarse_threshold) > self._cache_max_bytes:
+            if self._cache_refused_at is None:
+                log.info(
+                    "vector cache skipped: %d vectors exceed the %d MB cap; vec0 answers KNN",
+                    rows,
+                    self._cache_max_bytes >> 20,
+                )
+            self._cache_refused_at = rows
+            return None
+        started = time.perf_counter()
+        self._cache = self._load_cache(conn, coarse=rows > self._coarse_threshold)
+        self._cache_version = int(version)
+        log.info(
+            "vector cache loaded: %d vectors (%s, %.0f MB) in %.2f s",
+            self._cache.rows,
+            "binary coarse pass + exact rerank" if self._cache.coarse else "exact float32",
+            self._cache.nbytes / 2**20,
+            time.perf_counter() - started,
+        )
+        return self._cache
+
+    def _load_cache(self, conn: Any, *, coarse: bool) -> VectorCache:
+        dims = int(self._dims or 0)
+        cache = VectorCache(dims, coarse=coarse, fetch=self._fetch_vectors)
+        (rows,) = conn.execute("SELECT count(*) FROM passages").fetchone()
+        cache.reserve(int(rows) + 1024)
+        reader = conn
+        if isinstance(self._path, Path):
+            # A second connection without mmap: reading every vector through the main connection's
+            # 1 GB mmap would keep the whole passages table resident in this process (RSS).
+            assert self._binding is not None
+            reader = self._binding.connect(str(self._path), timeout=BUSY_TIMEOUT_S)
+            reader.execute("PRAGMA mmap_size=0")
+            reader.execute("PRAGMA cache_size=-2000")
+        try:
+            reader.execute("BEGIN")  # one snapshot for the mean and the rows
+            if coarse:
+                cache.set_mean(self._mean_vector(reader, dims))
+            cursor = reader.execute(
+                "SELECT p.vrow, p.seq, p.embedding, n.id, m.deleted_at IS NOT NULL, "
+                f"m.superseded_by IS NOT NULL, {_TYPE_CASE.format(col='m.type')}, m.created_at "
+                "FROM passages p JOIN memories m ON m.seq = p.seq "
+                "JOIN namespaces n ON n.name = m.namespace ORDER BY p.vrow"
+            )
+            while True:
+                batch = cursor.fetchmany(_LOAD_BATCH)
+                if not batch:
+                    break
+                cols = list(zip(*batch, strict=True))
+                vectors = np.frombuffer(b"".join(cols[2]), dtype=np.float32).reshape(len(batch), dims)
+                cache.append(cols[0], cols[1], vectors, cols[3], cols[4], cols[5], cols[6], cols[7])
+            reader.execute("COMMIT")
+        finally:
+            if reader is not conn:
+                reader.close()
+            elif reader.in_transaction:
+                reader.execute("ROLLBACK")
+        return cache
+
+    @staticmethod
+    def _mean_vector(reader: Any, dims: int) -> Any:
+        """The mean of (up to) 20 000 evenly spread vectors: the centre of the coarse sign bits."""
+        (count,) = reader.execute("SELECT count(*) FROM passages").fetchone()
+        step = max(1, int(count) // 20_000)
+        blobs = [r[0] for r in reader.execute("SELECT embedding FROM passages WHERE vrow % ? = 0", (step,))]
+        if not blobs:
+            return np.zeros(dims, dtype=np.float32)
+        sample = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), dims)
+        norms = np.maximum(np.linalg.norm(sample, axis=1, keepdims=True), np.float32(1e-30))
+        return (sample / norms).mean(axis=0).astype(np.float32)
+
+    def _fetch_vectors(self, vrows: Sequence[int]) -> Any:
+        """The float32 copies of vector rows ``vrows`` (in that order; zeros for rows gone)."""
+        dims = int(self._dims or 0)
+        out = np.zeros((len(vrows), dims), dtype=np.float32)
+        wanted = np.asarray(vrows, dtype=np.int64)
+        order = np.argsort(wanted, kind="stable")
+        rows = (
+            self._db()
+            .execute(
+                "SELECT vrow, embedding FROM passages WHERE vrow IN (SELECT value FROM json_each(?)) ORDER BY vrow",
+                (json.dumps(list(map(int, vrows))),),
+            )
+            .fetchall()
+        )
+        if rows:
+            got = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            pos = order[np.searchsorted(wanted[order], got)]
+            out[pos] = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dims)
+        return out
+
+    def _cache_knn(
+        self, conn: Any, cache: VectorCache, query: Vector, k: int, where: MemoryFilter
+    ) -> list[tuple[str, float]]:
+        ns: int | None = None
+        if where.namespace is not None:
+            ns = self._namespace_id(where.namespace, create=False)
+            if ns is None:
+                return []
+        seqs = None
+        if _needs_rows(where):
+            clause, row_params = _where_sql(where, alias="m")
+            seqs = np.fromiter(
+                (r[0] for r in conn.execute(f"SELECT m.seq FROM memories m WHERE {clause}", row_params)),
+                dtype=np.int64,
+            )
+            if len(seqs) == 0:
+                return []
+        flt = CacheFilter(
+            ns=ns,
+            include_deleted=where.include_deleted,
+            include_superseded=where.include_superseded,
+            types=None
+            if where.types is None
+            else tuple(sorted(TYPE_CODES[MemoryType(t)] for t in where.types)),
+            created_min=None if where.created_after is None else to_micros(where.created_after),
+            created_max=None if where.created_before is None else to_micros(where.created_before),
+            seqs=seqs,
+        )
+        hits = cache.search(query, k, flt)
+        if not hits:
+            return []
+        ids = dict(
+            conn.execute(
+                "SELECT seq, id FROM memories WHERE seq IN (SELECT value FROM json_each(?))",
+                (json.dumps([s for s, _ in hits]),),
+            ).fetchall()
+        )
+        pairs = [(str(ids[s]), sim) for s, sim in hits if s in ids]
+        pairs.sort(key=lambda p: (-p[1], p[0]))
+        return pairs
 
     # -- writes ----------------------------------------------------------------------------------
     def insert(
@@ -519,15 +749,32 @@ class SqliteVecStore:
                     raise ValueError(f"A memory with id {memory.id} already exists") from exc
                 seqs.append(int(cursor.lastrowid))
             flags = [self._vector_flags(m) for m in memories]
+            vrows: list[int] = []
             for row, owner in enumerate(owner_list):
                 blob = array[row].tobytes()
                 cursor = conn.execute(
                     "INSERT INTO passages (seq, embedding) VALUES (?, ?)", (seqs[owner], blob)
                 )
+                vrows.append(int(cursor.lastrowid))
                 conn.execute(
                     "INSERT INTO vectors (rowid, embedding, ns, deleted, superseded, type, created) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?)",
                     (cursor.lastrowid, blob, *flags[owner]),
+                )
+            if self._cache is not None:
+                row_flags = np.array([flags[o] for o in owner_list], dtype=np.int64).reshape(-1, 5)
+                row_seqs = [seqs[o] for o in owner_list]
+                self._defer(
+                    lambda c: c.append(
+                        vrows,
+                        row_seqs,
+                        array,
+                        row_flags[:, 0],
+                        row_flags[:, 1],
+                        row_flags[:, 2],
+                        row_flags[:, 3],
+                        row_flags[:, 4],
+                    )
                 )
 
     def _vector_flags(self, m: Memory) -> tuple[int, int, int, int, int]:
@@ -566,6 +813,7 @@ class SqliteVecStore:
             conn.execute(f"UPDATE memories SET {assignments} WHERE seq = ?", (*values, seq))
             flags = self._vector_flags(new)
             if flags != self._vector_flags(old):
+                self._defer(lambda c: c.set_flags(seq, RowFlags(*flags)))
                 vrows = [r[0] for r in conn.execute("SELECT vrow FROM passages WHERE seq = ?", (seq,))]
                 conn.executemany(
                     "UPDATE vectors SET ns = ?, deleted = ?, superseded = ?, type = ?, created = ? "
@@ -602,6 +850,7 @@ class SqliteVecStore:
                     (json.dumps(ids),),
                 )
             ]
+            self._defer(lambda c: c.remove(seqs))
             for seq in seqs:
                 vrows = [r[0] for r in conn.execute("SELECT vrow FROM passages WHERE seq = ?", (seq,))]
                 conn.executemany("DELETE FROM vectors WHERE rowid = ?", [(v,) for v in vrows])
@@ -645,6 +894,9 @@ class SqliteVecStore:
             raise ValueError(f"knn needs a {self._dims}-d vector; got {query.shape[0]}-d")
         with self._lock:
             conn = self._db()
+            cache = self._current_cache(conn)
+            if cache is not None:
+                return self._cache_knn(conn, cache, query, k, where)
             vec = self._vec0_conditions(where)
             if vec is None:
                 return []
