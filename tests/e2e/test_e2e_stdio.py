@@ -59,7 +59,10 @@ async def test_every_tool_over_stdio(launcher: str, db_path: Path, tmp_path: Pat
             await call(session, "search_memories", query="how does the user like their coffee?", limit=3)
         )["results"]
         assert hits[0]["id"] == coffee["id"]
-        assert hits[0]["metadata"] == {"kind": "pref"} and hits[0]["similarity"] > 0.4
+        metadata = dict(hits[0]["metadata"])
+        context = metadata.pop("context")  # seed 001's automatic context, attached by the server
+        assert metadata == {"kind": "pref"} and hits[0]["similarity"] > 0.4
+        assert set(context) == {"cwd", "project", "platform"}
 
         # update A → B → C; a search in A's wording returns C
         a = await call(
