@@ -176,6 +176,16 @@ def test_corrupt_model_file_raises_clear_error(tmp_path: Path) -> None:
     assert not e.loaded
 
 
+def test_unparsable_model_file_is_reported_as_damaged(tmp_path: Path) -> None:
+    # onnxruntime fails on these bytes while the sha256 is still being checked in parallel: the
+    # error must still say "damaged, reinstall", not onnxruntime's parse error.
+    model_dir = _copy_model(tmp_path)
+    onnx_path = model_dir / "model.onnx"
+    onnx_path.write_bytes(b"\x00" * onnx_path.stat().st_size)
+    with pytest.raises(ModelFilesCorruptError, match=r"(?s)sha256 of model\.onnx.*reinstall"):
+        MiniLMEmbedder(model_dir).load()
+
+
 def test_corrupt_tokenizer_raises(tmp_path: Path) -> None:
     model_dir = _copy_model(tmp_path)
     (model_dir / "tokenizer.json").write_text("{}")

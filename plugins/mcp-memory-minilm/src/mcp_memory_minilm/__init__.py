@@ -5,7 +5,7 @@ Importing this package is cheap: onnxruntime and tokenizers are imported on the 
 
 from __future__ import annotations
 
-from .embedder import DEFAULT_MODEL_DIR, MiniLMEmbedder, ModelFilesCorruptError
+from .embedder import DEFAULT_MODEL_DIR, MiniLMEmbedder, ModelFilesCorruptError, QuantizationUnavailableError
 
-__all__ = ["DEFAULT_MODEL_DIR", "MiniLMEmbedder", "ModelFilesCorruptError"]
+__all__ = ["DEFAULT_MODEL_DIR", "MiniLMEmbedder", "ModelFilesCorruptError", "QuantizationUnavailableError"]
 __version__ = "0.1.0"
