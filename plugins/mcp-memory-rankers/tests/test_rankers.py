@@ -55,7 +55,14 @@ def test_hybrid_linear_scales_keyword_per_query():
     a = make_candidate("a", 0.5, keyword_score=10.0, keyword_rank=1)
     b = make_candidate("b", 0.5, keyword_score=5.0, keyword_rank=2)
     ranked = HybridRanker(HybridSettings(vector_weight=0.7, keyword_weight=0.3)).rank("q", [b, a], NOW)
-    assert [s.score for s in ranked] == pytest.approx([0.35 + 0.3, 0.35 + 0.15])
+    assert [s.score for s in ranked] == pytest.approx([0.35 + 0.3 * 10 / 11, 0.35 + 0.3 * 5 / 11])
+
+
+def test_hybrid_weak_keyword_matches_do_not_outrank_meaning():
+    meaning = make_candidate("the paraphrase", 0.62, vector_rank=1)
+    chance = make_candidate("shares a common word", 0.50, vector_rank=2, keyword_score=0.01, keyword_rank=1)
+    ranked = HybridRanker().rank("q", [chance, meaning], NOW)
+    assert ranked[0].candidate is meaning
 
 
 def test_hybrid_weights_from_environment(monkeypatch):

@@ -2,9 +2,11 @@
 
 Two fusions, chosen by ``method``:
 
-- ``linear`` (default): ``vector_weight · similarity + keyword_weight · keyword_score / best keyword
-  score among the candidates``. The keyword score is scaled per query, so it lies in [0, 1] like a
-  cosine similarity.
+- ``linear`` (default): ``vector_weight · similarity + keyword_weight · keyword_score / (best keyword
+  score among the candidates + keyword_damping)``. Scaled by the query's best match, a keyword score
+  lies in [0, 1) like a cosine similarity; the damping keeps a query whose only keyword matches are
+  weak (common words: bm25 near 0) from handing a full keyword bonus to a chance match — a paraphrase
+  then ranks by meaning.
 - ``rrf``: reciprocal rank fusion, ``vector_weight / (k + vector_rank) + keyword_weight / (k +
   keyword_rank)``; it ignores score values entirely.
 
@@ -31,6 +33,10 @@ class HybridSettings(BaseSettings):
     vector_weight: float = Field(default=0.7, ge=0)
     keyword_weight: float = Field(default=0.3, ge=0)
     k: float = Field(default=10.0, gt=0, description="RRF constant: larger flattens the rank curve")
+    keyword_damping: float = Field(default=1.0, ge=0, description="Added to the best keyword score (linear)")
+    semantic_gate: bool = Field(
+        default=True, description="Scale keyword evidence by similarity / best similarity (linear)"
+    )
 
 
 class HybridRanker:
@@ -40,6 +46,9 @@ class HybridRanker:
     def rank(self, query: str, candidates: Sequence[Candidate], now: datetime) -> list[ScoredCandidate]:
         s = self.settings
         best_keyword = max((c.keyword_score for c in candidates if c.keyword_score), default=0.0)
+        best_similarity = max(
+            (c.vector_similarity for c in candidates if c.vector_similarity is not None), default=0.0
+        )
         scored = []
         for c in candidates:
             if s.method == "rrf":
@@ -47,11 +56,17 @@ class HybridRanker:
                 keyword = s.keyword_weight / (s.k + c.keyword_rank) if c.keyword_rank is not None else 0.0
             else:
                 vector = s.vector_weight * c.vector_similarity if c.vector_similarity is not None else 0.0
+                scale = best_keyword + s.keyword_damping
                 keyword = (
-                    s.keyword_weight * max(c.keyword_score, 0.0) / best_keyword
-                    if c.keyword_score is not None and best_keyword > 0
+                    s.keyword_weight * max(c.keyword_score, 0.0) / scale
+                    if c.keyword_score is not None and scale > 0
                     else 0.0
                 )
+                if s.semantic_gate and best_similarity > 0:
+                    # A word in common counts as far as the memory is plausible by meaning: "use" in
+                    # "which theme should the IDE use?" must not lift "the project uses semver".
+                    plausibility = (c.vector_similarity or 0.0) / best_similarity
+                    keyword *= min(max(plausibility, 0.0), 1.0)
             scored.append(
                 ScoredCandidate(
                     candidate=c, score=vector + keyword, parts={"vector": vector, "keyword": keyword}
