@@ -89,6 +89,8 @@ def sentence_transformers(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Speed, as ratios against baselines measured in the same run (not part of the default run)."""
     sync_workspace(session)
+    # As the server does (see mcp_memory_server.cli): BLAS must not compete with onnxruntime's threads.
+    session.env.update({"OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
     session.run(
         "pytest",
         "tests/bench",

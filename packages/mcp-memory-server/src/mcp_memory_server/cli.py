@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import os
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
@@ -518,8 +519,17 @@ def namespaces(as_json: bool) -> None:
         click.echo(f"(the current namespace {current!r} holds no memories yet)")
 
 
+# onnxruntime sizes its own thread pool to the cores. numpy's OpenBLAS keeps a second pool that spins
+# after every matrix product (the vector cache's KNN) and steals those cores from the next embedding:
+# measured at 10k memories, store_memory took 13.7 ms with it and 7.6 ms without. Set before anything
+# imports numpy; an explicit value in the environment wins.
+SINGLE_THREADED_BLAS = {"OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
+    for name, value in SINGLE_THREADED_BLAS.items():
+        os.environ.setdefault(name, value)
     cli.main(args=argv, prog_name="mcp-memory")
 
 
