@@ -261,6 +261,10 @@ class MiniLMEmbedder:
             options.inter_op_num_threads = 1
             options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
             options.log_severity_level = 3  # errors only (onnxruntime logs to stderr)
+            # The arena keeps every buffer a batch ever needed: without it RSS after twenty 32-text
+            # batches is 285 MB instead of 382 MB, at the same single-query latency (2.1 ms) and ~7%
+            # lower batch throughput.
+            options.enable_cpu_mem_arena = False
 
             def make_session(model: bytes) -> Any:
                 return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
