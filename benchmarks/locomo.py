@@ -338,7 +338,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return engine
 
     report = [
-        "# LoCoMo retrieval benchmark",
+        "## LoCoMo: every table",
         "",
         f"Command: `python benchmarks/locomo.py {' '.join(argv or sys.argv[1:])}`",
         "",
@@ -349,7 +349,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         chosen = [conversations[i] for i in SPLITS[split]][: args.conversations]
         for granularity in granularities:
             results = run(chosen, make_engine, setups, granularity)
-            title = f"## {split} split ({', '.join(c.sample_id for c in chosen)}), {granularity}"
+            title = f"### {split} split ({', '.join(c.sample_id for c in chosen)}), {granularity}"
             block = [
                 title,
                 "",

@@ -37,7 +37,7 @@ BoolArr = npt.NDArray[np.bool_]
 COARSE_THRESHOLD = 200_000
 # Rows reranked exactly after the coarse pass (grown ×4 when they hold fewer than k memories). On the
 # synthetic 1M set (tests/bench/synthetic.py) recall@10 was 0.83 at 1 000, 0.997 at 4 000, 1.0 at 10 000.
-COARSE_CANDIDATES = 8_000
+COARSE_CANDIDATES = 4_000
 
 
 @dataclass(frozen=True)
