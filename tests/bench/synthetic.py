@@ -9,6 +9,8 @@ cluster of near-ties behind it: a hard case for quantized search.
 
 from __future__ import annotations
 
+import itertools
+import random
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -110,3 +112,29 @@ def exact_top_k(data: np.ndarray, query: np.ndarray, k: int) -> np.ndarray:
     part = np.argpartition(-sims, k - 1)[:k]
     out: np.ndarray = part[np.argsort(-sims[part])]
     return out
+
+
+SUBJECTS = ["The user", "The team", "Alice", "The build", "Our API", "The database", "Bob", "The client"]
+VERBS = ["prefers", "uses", "avoids", "needs", "deploys", "tests", "migrated to", "documents", "fixed"]
+OBJECTS = [
+    "pytest",
+    "dark mode",
+    "PostgreSQL 16",
+    "tabs",
+    "Rust for the parser",
+    "weekly releases",
+    "the blue theme",
+    "type hints",
+    "uv for packaging",
+    "small pull requests",
+    "Kubernetes",
+    "SQLite",
+]
+WHEN = ["on Mondays", "since March", "for the mobile app", "in staging", "after the outage", ""]
+
+
+def fact_sentences(seed: int) -> Iterator[str]:
+    """Short memory-like facts ("The team uses pytest since March (note 7)."), endless, reproducible."""
+    rng = random.Random(seed)
+    for i in itertools.count():
+        yield f"{rng.choice(SUBJECTS)} {rng.choice(VERBS)} {rng.choice(OBJECTS)} {rng.choice(WHEN)} (note {i})."

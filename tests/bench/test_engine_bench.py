@@ -9,13 +9,13 @@ The ratio (engine call / embedding alone) is printed and kept in ``extra_info``.
 from __future__ import annotations
 
 import itertools
-import random
 import statistics
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from synthetic import fact_sentences as sentences
 
 from mcp_memory_core import Memory, MemoryEngine
 from mcp_memory_minilm.embedder import MiniLMEmbedder
@@ -23,28 +23,6 @@ from mcp_memory_rankers import SimilarityRanker
 from mcp_memory_sqlite_vec.store import SqliteVecStore
 
 SIZE = 1_000
-SUBJECTS = ["The user", "The team", "Alice", "The build", "Our API", "The database", "Bob", "The client"]
-VERBS = ["prefers", "uses", "avoids", "needs", "deploys", "tests", "migrated to", "documents"]
-OBJECTS = [
-    "pytest",
-    "dark mode",
-    "PostgreSQL 16",
-    "tabs",
-    "Rust for the parser",
-    "weekly releases",
-    "the blue theme",
-    "type hints",
-    "uv for packaging",
-    "small pull requests",
-    "Kubernetes",
-    "SQLite",
-]
-
-
-def sentences(seed: int) -> Iterator[str]:
-    rng = random.Random(seed)
-    for i in itertools.count():
-        yield f"{rng.choice(SUBJECTS)} {rng.choice(VERBS)} {rng.choice(OBJECTS)} (note {i})."
 
 
 @pytest.fixture(scope="module")

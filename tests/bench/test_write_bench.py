@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import random
 import statistics
 import time
 from collections.abc import Callable, Iterator
@@ -24,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from synthetic import fact_sentences as sentences
 
 from mcp_memory_core import Memory, MemoryEngine, MemoryFilter
 from mcp_memory_minilm.embedder import MiniLMEmbedder
@@ -34,29 +34,6 @@ pytestmark = pytest.mark.model
 
 SIZE = int(os.environ.get("MCP_MEMORY_BENCH_WRITE_SIZE", "10000"))
 IMPORT_BATCH = 64  # engine.import_memories' default
-SUBJECTS = ["The user", "The team", "Alice", "The build", "Our API", "The database", "Bob", "The client"]
-VERBS = ["prefers", "uses", "avoids", "needs", "deploys", "tests", "migrated to", "documents", "fixed"]
-OBJECTS = [
-    "pytest",
-    "dark mode",
-    "PostgreSQL 16",
-    "tabs",
-    "Rust for the parser",
-    "weekly releases",
-    "the blue theme",
-    "type hints",
-    "uv for packaging",
-    "small pull requests",
-    "Kubernetes",
-    "SQLite",
-]
-WHEN = ["on Mondays", "since March", "for the mobile app", "in staging", "after the outage", ""]
-
-
-def sentences(seed: int) -> Iterator[str]:
-    rng = random.Random(seed)
-    for i in itertools.count():
-        yield f"{rng.choice(SUBJECTS)} {rng.choice(VERBS)} {rng.choice(OBJECTS)} {rng.choice(WHEN)} (note {i})."
 
 
 @dataclass
