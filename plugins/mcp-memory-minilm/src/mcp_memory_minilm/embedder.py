@@ -213,18 +213,32 @@ class MiniLMEmbedder:
         self._check_sha256(name, hashlib.sha256(data).hexdigest())
         return data
 
-    def _fp32_session_verified(self, make_session: Callable[[bytes], Any]) -> Any:
-        """The fp32 session, created while another thread checks the model's sha256 (hashlib and
-        onnxruntime both release the GIL: the check costs no wall time on 2 cores). A session is only
-        returned if the check passes; a damaged file is reported as such even if onnxruntime choked on it."""
-        data = self._read_sized("model.onnx")
+    def _fp32_session_verified(self, make_session: Callable[[str | bytes], Any]) -> Any:
+        """The fp32 session, created from the file's path while another thread streams the file
+        through sha256 (hashlib and onnxruntime both release the GIL: the check costs no wall time on
+        2 cores). Loading from the path rather than from bytes in memory keeps ~70 MB less resident
+        (193 vs 262 MB after load). A session is only returned if the check passes; a damaged file is
+        reported as such even if onnxruntime choked on it."""
+        entry = self._read_manifest()["files"]["model.onnx"]
+        path = self.model_dir / "model.onnx"
+        try:
+            size = path.stat().st_size
+        except FileNotFoundError:
+            raise ModelFilesCorruptError(self.model_dir, "model.onnx is missing") from None
+        if "size" in entry and size != int(entry["size"]):
+            raise ModelFilesCorruptError(
+                self.model_dir, f"model.onnx has {size} bytes, manifest.json expects {entry['size']}"
+            )
         digest: list[str] = []
-        hasher = threading.Thread(
-            target=lambda: digest.append(hashlib.sha256(data).hexdigest()), name="minilm-sha256", daemon=True
-        )
+
+        def stream_hash() -> None:
+            with path.open("rb") as handle:
+                digest.append(hashlib.file_digest(handle, "sha256").hexdigest())
+
+        hasher = threading.Thread(target=stream_hash, name="minilm-sha256", daemon=True)
         hasher.start()
         try:
-            session = make_session(data)
+            session = make_session(str(path))
         except Exception:
             hasher.join()
             if digest:
@@ -266,7 +280,7 @@ class MiniLMEmbedder:
             # lower batch throughput.
             options.enable_cpu_mem_arena = False
 
-            def make_session(model: bytes) -> Any:
+            def make_session(model: str | bytes) -> Any:
                 return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
 
             if self.precision == "int8":
