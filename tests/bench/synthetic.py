@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import itertools
 import random
+import statistics
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -138,3 +139,13 @@ def fact_sentences(seed: int) -> Iterator[str]:
     rng = random.Random(seed)
     for i in itertools.count():
         yield f"{rng.choice(SUBJECTS)} {rng.choice(VERBS)} {rng.choice(OBJECTS)} {rng.choice(WHEN)} (note {i})."
+
+
+def median_ms(fn: Callable[[], object], rounds: int = 40) -> float:
+    """Median wall time of ``fn`` over ``rounds`` calls, in milliseconds."""
+    times = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times) * 1000

@@ -9,13 +9,12 @@ The ratio (engine call / embedding alone) is printed and kept in ``extra_info``.
 from __future__ import annotations
 
 import itertools
-import statistics
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from synthetic import fact_sentences as sentences
+from synthetic import median_ms
 
 from mcp_memory_core import Memory, MemoryEngine
 from mcp_memory_minilm.embedder import MiniLMEmbedder
@@ -36,15 +35,6 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryEngine]:
     engine.close()
 
 
-def median_ms(fn: Callable[[], object], rounds: int = 60) -> float:
-    times = []
-    for _ in range(rounds):
-        started = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times) * 1000
-
-
 def report(benchmark: pytest.FixtureRequest, name: str, ours_ms: float, floor_ms: float, floor: str) -> None:
     ratio = ours_ms / floor_ms
     benchmark.extra_info.update({f"{name}_p50_ms": ours_ms, f"{floor}_p50_ms": floor_ms, "ratio": ratio})
@@ -55,8 +45,8 @@ def report(benchmark: pytest.FixtureRequest, name: str, ours_ms: float, floor_ms
 
 def test_store_memory_vs_embedding(benchmark: pytest.FixtureRequest, engine: MemoryEngine) -> None:
     texts = sentences(2)
-    floor = median_ms(lambda: engine.embedder.embed_documents([next(texts)]))
-    ours = median_ms(lambda: engine.store_memory(next(texts)))
+    floor = median_ms(lambda: engine.embedder.embed_documents([next(texts)]), rounds=60)
+    ours = median_ms(lambda: engine.store_memory(next(texts)), rounds=60)
     benchmark.pedantic(lambda: engine.store_memory(next(texts)), rounds=20)
     report(benchmark, "store_memory", ours, floor, "embed_documents")
 
@@ -65,7 +55,7 @@ def test_search_memories_vs_embedding(benchmark: pytest.FixtureRequest, engine: 
     queries = itertools.cycle(
         ["what does the user prefer", "which database", "how do we deploy", "Alice tests"]
     )
-    floor = median_ms(lambda: engine.embedder.embed_query(next(queries)))
-    ours = median_ms(lambda: engine.search_memories(next(queries), limit=10))
+    floor = median_ms(lambda: engine.embedder.embed_query(next(queries)), rounds=60)
+    ours = median_ms(lambda: engine.search_memories(next(queries), limit=10), rounds=60)
     benchmark.pedantic(lambda: engine.search_memories(next(queries), limit=10), rounds=20)
     report(benchmark, "search_memories", ours, floor, "embed_query")

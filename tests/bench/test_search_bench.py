@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import statistics
 import subprocess
 import sys
 import textwrap
@@ -33,7 +32,7 @@ from mcp_memory_rankers import HybridRanker
 from mcp_memory_sqlite_vec.store import SqliteVecStore
 
 sys.path.insert(0, str(Path(__file__).parent))
-from synthetic import clustered, exact_top_k, fill, queries
+from synthetic import clustered, exact_top_k, fill, median_ms, queries
 
 K = 10
 TEXT_QUERIES = [
@@ -44,15 +43,6 @@ TEXT_QUERIES = [
     "river stone cloud",
     "what did Alice say about the release",
 ]
-
-
-def median_ms(fn: Callable[[], object], rounds: int = 40) -> float:
-    times = []
-    for _ in range(rounds):
-        started = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times) * 1000
 
 
 class Built:
