@@ -46,6 +46,18 @@ class Embedder(Protocol):
         """Return a (dimensions,) float32 unit vector."""
 
 
+def text_list(texts: Sequence[str]) -> list[str]:
+    """``embed_documents``' argument as a list of strings, or a TypeError saying what is wrong (a lone
+    string is refused: iterating it would embed its characters)."""
+    if isinstance(texts, str):
+        raise TypeError("embed_documents takes a sequence of strings; use embed_query for one string")
+    items = list(texts)
+    for i, text in enumerate(items):
+        if not isinstance(text, str):
+            raise TypeError(f"texts[{i}] is {type(text).__name__}, expected str")
+    return items
+
+
 @dataclass(frozen=True)
 class StoreCapabilities:
     """Optional features a store may offer. The conformance suite switches test groups on these."""

@@ -33,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mcp_memory_core.errors import MemoryServerError
+from mcp_memory_core.protocols import text_list
 
 if TYPE_CHECKING:
     import onnxruntime  # type: ignore[import-untyped,import-not-found,unused-ignore]
@@ -337,12 +338,7 @@ class MiniLMEmbedder:
 
     def embed_documents(self, texts: Sequence[str]) -> Vector:
         """Return an ``(len(texts), 384)`` float32 array of L2-normalised rows."""
-        if isinstance(texts, str):
-            raise TypeError("embed_documents takes a sequence of strings; use embed_query for one string")
-        items = list(texts)
-        for i, t in enumerate(items):
-            if not isinstance(t, str):
-                raise TypeError(f"texts[{i}] is {type(t).__name__}, expected str")
+        items = text_list(texts)
         out = np.empty((len(items), DIMENSIONS), dtype=np.float32)
         if not items:
             return out

@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from mcp_memory_core.protocols import text_list
+
 log = logging.getLogger(__name__)
 
 Vector = npt.NDArray[np.float32]
@@ -162,12 +164,7 @@ class SentenceTransformerEmbedder:
 
     def embed_documents(self, texts: Sequence[str]) -> Vector:
         """Return an ``(len(texts), dimensions)`` float32 array of L2-normalised rows."""
-        if isinstance(texts, str):
-            raise TypeError("embed_documents takes a sequence of strings; use embed_query for one string")
-        items = list(texts)
-        for i, t in enumerate(items):
-            if not isinstance(t, str):
-                raise TypeError(f"texts[{i}] is {type(t).__name__}, expected str")
+        items = text_list(texts)
         if not items:
             return np.empty((0, self.dimensions), dtype=np.float32)
         self.load()
