@@ -10,6 +10,7 @@ Stores only keep rows and vectors; rankers only order candidates.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import uuid
@@ -566,15 +567,8 @@ class MemoryEngine:
         user-facing filters (a filter asks about the fact as it is now, not an old wording)."""
         matched = self.store.get(list(dict.fromkeys(memory_ids)))
         heads = self.resolve_heads(list(matched.values()))
-        head_filter = MemoryFilter(
-            namespace=where.namespace,
-            types=where.types,
-            tags_any=where.tags_any,
-            tags_all=where.tags_all,
-            created_after=where.created_after,
-            created_before=where.created_before,
-            metadata=where.metadata,
-        )
+        # The same filter, minus what selects versions rather than facts (heads are current by now).
+        head_filter = dataclasses.replace(where, ids=None, superseded_by_in=None)
         now = self.clock()
         return {
             memory_id: head
