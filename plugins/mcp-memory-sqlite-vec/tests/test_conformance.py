@@ -30,8 +30,20 @@ class TestSqliteVecStoreWithoutVectorCache(StoreConformance):
         return SqliteVecStore(store.location, vector_cache=False)
 
 
+class TestSqliteVecStoreInt8Cache(StoreConformance):
+    """The int8 pass + exact rerank, forced on tiny data (exact threshold 0). Where a set is smaller
+    than the rerank count every vector is reranked; larger sets go through the int8 pass."""
+
+    @pytest.fixture
+    def store(self, tmp_path: Path) -> SqliteVecStore:
+        return SqliteVecStore(tmp_path / "sub" / "memories.db", exact_threshold=0)
+
+    def reopen_store(self, store: SqliteVecStore) -> SqliteVecStore:  # type: ignore[override]
+        return SqliteVecStore(store.location, exact_threshold=0)
+
+
 class TestSqliteVecStoreCoarseCache(StoreConformance):
-    """The binary coarse pass + exact rerank, forced on tiny data (threshold 0). The suite's sets are
+    """The sign-bit coarse pass + exact rerank, forced on tiny data (threshold 0). The suite's sets are
     smaller than the candidate count, so every vector is reranked: answers must be exact."""
 
     @pytest.fixture

@@ -8,13 +8,14 @@ import sys
 import textwrap
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from mcp_memory_core import Memory, MemoryFilter, MemoryType
 from mcp_memory_sqlite_vec import SqliteVecStore
-from mcp_memory_sqlite_vec.vector_cache import CacheFilter, VectorCache
+from mcp_memory_sqlite_vec.vector_cache import CacheFilter, CacheMode, VectorCache
 
 DIMS = 16
 MODEL = "test-model-16"
@@ -219,33 +220,81 @@ def test_disabled_by_environment_and_by_size_cap(db: Path, monkeypatch: pytest.M
     capped.close()
 
 
-def test_coarse_pass_finds_k_distinct_with_high_recall() -> None:
-    """Binary coarse pass + exact rerank on clustered data, with a small candidate count."""
+def clustered_cache(mode: CacheMode, **kwargs: Any) -> tuple[VectorCache, np.ndarray, np.ndarray]:
+    """5 000 clustered 384-d rows, two per memory, in a cache of ``mode`` reranking from ``data``."""
     rng = np.random.default_rng(20)
     centres = rng.standard_normal((20, 384)).astype(np.float32)
     data = centres[rng.integers(0, 20, 5000)] + 0.6 * rng.standard_normal((5000, 384)).astype(np.float32)
     data /= np.linalg.norm(data, axis=1, keepdims=True)
     seqs = np.arange(5000) // 2  # two rows per memory
-    cache = VectorCache(384, coarse=True, fetch=lambda vrows: data[np.asarray(vrows) - 1], candidates=300)
+    cache = VectorCache(384, mode=mode, fetch=lambda vrows: data[np.asarray(vrows) - 1], **kwargs)
     cache.set_mean(data.mean(axis=0))
     zeros = np.zeros(5000, dtype=np.int64)
     cache.append(np.arange(1, 5001), seqs, data, zeros, zeros, zeros, zeros, zeros)
+    return cache, data, seqs
+
+
+def recall_against_exact(cache: VectorCache, data: np.ndarray, seqs: np.ndarray, flt: CacheFilter) -> float:
+    """Mean recall@10 of ``cache`` over 30 perturbed data points, checking on the way that the answers
+    are 10 distinct memories with exact similarities and that the source point is always first."""
+    rng = np.random.default_rng(21)
+    allowed = np.ones(len(data) // 2, dtype=bool) if flt.seqs is None else np.isin(np.arange(2500), flt.seqs)
     recalls = []
-    for qi in rng.integers(0, 5000, 30):
+    for qi in rng.choice(np.flatnonzero(np.repeat(allowed, 2)), 30):
         q = data[qi] + 0.02 * rng.standard_normal(384).astype(np.float32)
         q /= np.linalg.norm(q)
-        sims = data @ q
         best = np.full(2500, -np.inf)
-        np.maximum.at(best, seqs, sims)
+        np.maximum.at(best, seqs, data @ q)
+        best[~allowed] = -np.inf
         exact = set(np.argsort(-best)[:10].tolist())
-        got = cache.search(q, 10, CacheFilter())
+        got = cache.search(q, 10, flt)
         assert len(got) == 10 and len({s for s, _ in got}) == 10
         recalls.append(len(exact & {s for s, _ in got}) / 10)
         assert got[0][0] == int(np.argmax(best))  # the perturbed point's source is always found
         assert all(abs(sim - best[seq]) < 1e-5 for seq, sim in got)  # reranked exactly
+    return float(np.mean(recalls))
+
+
+def test_coarse_pass_finds_k_distinct_with_high_recall() -> None:
+    """Binary coarse pass + exact rerank on clustered data, with a small candidate count."""
+    cache, data, seqs = clustered_cache("bits", candidates=300)
     # Sign bits cannot order 250 near-equidistant cluster members from 300 candidates of 5 000: the
     # benchmark measures recall at realistic candidate counts; here it only has to be sane.
-    assert np.mean(recalls) >= 0.6
+    assert recall_against_exact(cache, data, seqs, CacheFilter()) >= 0.6
     # k larger than the candidates hold: the candidate count grows until k distinct memories appear
     got = cache.search(data[0], 1000, CacheFilter())
     assert len({s for s, _ in got}) == 1000
+
+
+@pytest.mark.parametrize("allowed", [None, "every third memory", "a tenth of the memories"])
+def test_int8_pass_with_rerank_equals_exact_search(allowed: str | None) -> None:
+    """int8 rows (a quarter of float32) + exact rerank of the 64 best: on clustered data, where many
+    rows are near-equidistant, the top 10 is the exact top 10, with or without a filter (a filter on
+    a third of the rows scans all rows masked; on a tenth it gathers them)."""
+    cache, data, seqs = clustered_cache("int8")
+    assert cache.nbytes < 5000 * (384 + 40)  # int8 rows, not float32
+    memories = np.arange(2500)
+    seq_filter = {None: None, "every third memory": memories[::3], "a tenth of the memories": memories[::10]}
+    flt = CacheFilter(seqs=seq_filter[allowed])
+    assert recall_against_exact(cache, data, seqs, flt) == 1.0
+    got = cache.search(data[0], 1000, CacheFilter())  # the rerank count grows with k
+    assert len({s for s, _ in got}) == 1000
+
+
+def test_int8_rows_survive_growth_and_compaction() -> None:
+    """Appends past the reserved size and a compaction after removals keep int8 rows and scales
+    aligned with their memories."""
+    cache, data, _ = clustered_cache("int8")
+    cache.remove(list(range(0, 2500, 2)))  # half the memories: compacts (dead > 1024 and > n/4)
+    assert cache.n == cache.rows == 2500
+    extra = np.random.default_rng(22).standard_normal((3000, 384)).astype(np.float32)
+    extra /= np.linalg.norm(extra, axis=1, keepdims=True)
+    data_all = np.vstack([data, extra])
+    cache.fetch = lambda vrows: data_all[np.asarray(vrows) - 1]
+    zeros = np.zeros(3000, dtype=np.int64)
+    cache.append(np.arange(5001, 8001), np.arange(2500, 5500), extra, zeros, zeros, zeros, zeros, zeros)
+    # rows of memories 1 and 1001 (odd: kept), and new rows of memories 2507 and 5499
+    for probe, owner in ((data[3], 1), (data[2003], 1001), (extra[7], 2507), (extra[2999], 5499)):
+        (seq, sim), *_ = cache.search(probe, 1, CacheFilter())
+        assert (seq, sim) == (owner, pytest.approx(1.0, abs=1e-5))
+    assert cache.search(data[0], 1, CacheFilter())[0][0] != 0  # memory 0's rows are removed

@@ -31,11 +31,17 @@ class SqliteVecSettings(BaseSettings):
     )
     vector_cache: bool = Field(
         default=True,
-        description="Keep every vector in process memory and answer KNN with numpy (exact up to "
-        "vector_cache_coarse_rows, then a binary coarse pass + exact rerank); off = sqlite-vec vec0 scans",
+        description="Keep every vector in process memory and answer KNN with numpy (exact float32 up to "
+        "vector_cache_exact_rows, then an int8 pass and above vector_cache_coarse_rows a sign-bit pass, "
+        "both reranked exactly from SQLite); off = sqlite-vec vec0 scans",
     )
     vector_cache_max_mb: int = Field(
         default=1024, description="Use vec0 instead of the vector cache when the cache would exceed this"
+    )
+    vector_cache_exact_rows: int = Field(
+        default=50_000,
+        description="Up to this many vectors the cache holds float32 rows (1.5 KB per 384-d vector); above "
+        "it int8 rows (a quarter of that) whose best candidates are reranked exactly from SQLite",
     )
     vector_cache_coarse_rows: int = Field(
         default=200_000,
@@ -52,6 +58,7 @@ def _make(settings: Settings) -> SqliteVecStore:
         vector_cache=own.vector_cache,
         vector_cache_max_mb=own.vector_cache_max_mb,
         coarse_threshold=own.vector_cache_coarse_rows,
+        exact_threshold=own.vector_cache_exact_rows,
     )
 
 

@@ -4,16 +4,22 @@ SQLite stays the single source of truth: the cache is loaded from ``passages JOI
 first KNN, follows this process's own committed writes (the store applies them after COMMIT and drops
 the cache on doubt), and is reloaded when ``PRAGMA data_version`` says another connection committed.
 
-Two modes, chosen at load time by the number of vector rows:
+Three modes, chosen at load time by the number of vector rows (:func:`choose_mode`):
 
-exact (rows <= ``coarse_threshold``)
+``float32`` (rows <= ``exact_threshold``, default 50k)
     a float32 matrix of unit rows; a query is one ``matrix @ q`` (BLAS), a mask for the filters the
     per-row arrays can express, ``argpartition`` and a dedupe to distinct memories. Exact.
-coarse (more rows)
-    no float32 matrix in memory (1M x 384 would be 1.5 GB): sign bits of each mean-centred vector
-    (48 bytes per 384-d row), Hamming distance with ``np.bitwise_count``, the ``candidates`` nearest
-    rows are reranked exactly with their float32 copies read from SQLite (``fetch``). Approximate:
-    recall@10 measured against exact search in ``tests/bench/test_search_bench.py``.
+``int8`` (up to ``coarse_threshold``, default 200k)
+    each unit row scaled by its largest component to int8 (384 B + a float32 scale per 384-d row, a
+    quarter of float32). The scan converts blocks of rows to float32 (numpy has no int8 GEMM) and
+    multiplies with BLAS; the ``max(int8_candidates, 4 k)`` best rows are reranked exactly with their
+    float32 copies read from SQLite (``fetch``), so the similarities returned are exact. The
+    quantization error of a score is ~1e-3, far inside the rerank margin: recall@10 against exact
+    search is measured in ``tests/bench/test_search_bench.py`` and in this plugin's tests.
+``bits`` (more rows)
+    no matrix in memory (1M x 384 floats would be 1.5 GB): sign bits of each mean-centred vector
+    (48 bytes per 384-d row), Hamming distance with ``np.bitwise_count``; the ``candidates`` nearest
+    rows are reranked exactly from SQLite. Approximate: recall@10 measured as above.
 
 Per-row arrays (one entry per vector row): vrow, owning memory seq, namespace id, deleted,
 superseded, type code, created micros, live (False once purged). Lifecycle flags are per memory
@@ -24,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -32,12 +38,30 @@ import numpy.typing as npt
 I64 = npt.NDArray[np.int64]
 F32 = npt.NDArray[np.float32]
 BoolArr = npt.NDArray[np.bool_]
+CacheMode = Literal["float32", "int8", "bits"]
 
+# Up to this many vector rows the cache keeps exact float32 rows (77 MB at 50k x 384-d).
+EXACT_THRESHOLD = 50_000
 # Above this many vector rows the cache switches to the binary coarse pass + exact rerank.
 COARSE_THRESHOLD = 200_000
-# Rows reranked exactly after the coarse pass (grown ×4 when they hold fewer than k memories). On the
+# Rows reranked exactly after the sign-bit pass (grown ×4 when they hold fewer than k memories). On the
 # synthetic 1M set (tests/bench/synthetic.py) recall@10 was 0.83 at 1 000, 0.997 at 4 000, 1.0 at 10 000.
 COARSE_CANDIDATES = 4_000
+# Rows reranked exactly after the int8 pass: at least this many, and at least 4 per wanted memory.
+INT8_CANDIDATES = 64
+# Rows converted from int8 to float32 per BLAS call in the int8 scan (a 1.5 MB float32 block).
+_INT8_BLOCK = 1024
+
+
+def choose_mode(
+    rows: int, exact_threshold: int = EXACT_THRESHOLD, coarse_threshold: int = COARSE_THRESHOLD
+) -> CacheMode:
+    """The cache mode for ``rows`` vector rows (see the module docstring)."""
+    if rows > coarse_threshold:
+        return "bits"
+    if rows > exact_threshold:
+        return "int8"
+    return "float32"
 
 
 @dataclass(frozen=True)
@@ -64,27 +88,48 @@ class CacheFilter:
     seqs: I64 | None = None  # allowed memory seqs (resolved in SQL), None = all
 
 
-def estimate_bytes(rows: int, dims: int, coarse_threshold: int = COARSE_THRESHOLD) -> int:
-    per_row = 8 + 8 + 4 + 1 + 1 + 1 + 8 + 1
-    if rows > coarse_threshold:
-        return rows * (per_row + (dims + 63) // 64 * 8)
-    return rows * (per_row + dims * 4)
+_PER_ROW_BYTES = 8 + 8 + 4 + 1 + 1 + 1 + 8 + 1
+
+
+def vector_bytes(mode: CacheMode, dims: int) -> int:
+    """Bytes one vector row takes in ``mode`` (besides the per-row filter columns)."""
+    if mode == "float32":
+        return dims * 4
+    if mode == "int8":
+        return dims + 4
+    return (dims + 63) // 64 * 8
+
+
+def estimate_bytes(rows: int, dims: int, mode: CacheMode) -> int:
+    return rows * (_PER_ROW_BYTES + vector_bytes(mode, dims))
 
 
 class VectorCache:
-    """See the module docstring. Not thread-safe: the store calls it under its lock."""
+    """See the module docstring. Not thread-safe: the store calls it under its lock.
+
+    :param mode: ``float32``, ``int8`` or ``bits``.
+    :param fetch: the float32 copies of vector rows (by vrow, in order): the exact rerank of the
+        ``int8`` and ``bits`` modes.
+    :param candidates: rows reranked after the coarse pass (default per mode).
+    """
 
     def __init__(
         self,
         dims: int,
         *,
-        coarse: bool,
+        mode: CacheMode = "float32",
         fetch: Callable[[Sequence[int]], F32] | None = None,
-        candidates: int = COARSE_CANDIDATES,
+        candidates: int | None = None,
     ) -> None:
+        if mode not in ("float32", "int8", "bits"):
+            raise ValueError(f"mode must be float32, int8 or bits, got {mode!r}")
+        if mode != "float32" and fetch is None:
+            raise ValueError(f"mode {mode!r} reranks from SQLite and needs fetch")
         self.dims = dims
-        self.coarse = coarse
+        self.mode: CacheMode = mode
         self.fetch = fetch
+        if candidates is None:
+            candidates = COARSE_CANDIDATES if mode == "bits" else INT8_CANDIDATES
         self.candidates = candidates
         self.n = 0
         cap = 1024
@@ -97,43 +142,49 @@ class VectorCache:
         self.created: I64 = np.zeros(cap, dtype=np.int64)
         self.live = np.zeros(cap, dtype=np.bool_)
         self.words = (dims + 63) // 64
-        self.matrix: F32 = np.zeros((0 if coarse else cap, dims), dtype=np.float32)
+        self.matrix: F32 = np.zeros((cap if mode == "float32" else 0, dims), dtype=np.float32)
+        self.q8 = np.zeros((cap if mode == "int8" else 0, dims), dtype=np.int8)
+        self.scale: F32 = np.zeros(cap if mode == "int8" else 0, dtype=np.float32)
         # column-major (words, rows): one contiguous pass per 64-bit word is 3x faster than row-major
-        self.codes = np.zeros((self.words, cap if coarse else 0), dtype=np.uint64)
+        self.codes = np.zeros((self.words, cap if mode == "bits" else 0), dtype=np.uint64)
         self.mean: F32 = np.zeros(dims, dtype=np.float32)
         self.dead = 0
 
+    @property
+    def coarse(self) -> bool:
+        """True when answers come from a coarse pass + exact rerank (``int8`` or ``bits``)."""
+        return self.mode != "float32"
+
     # -- building ---------------------------------------------------------------------------------
     def set_mean(self, mean: F32) -> None:
-        """The centre the sign bits are taken around (coarse mode); set before the first append."""
+        """The centre the sign bits are taken around (``bits`` mode); set before the first append."""
         self.mean = np.asarray(mean, dtype=np.float32).reshape(self.dims)
 
     def reserve(self, rows: int) -> None:
         """Size the arrays for ``rows`` rows at once (a load knows its count: no doubling slack)."""
         self._grow(rows, exact=True)
 
+    def _row_arrays(self) -> tuple[str, ...]:
+        """The names of the arrays indexed by row first (the vector store of the mode included)."""
+        store = {"float32": ("matrix",), "int8": ("q8", "scale"), "bits": ()}[self.mode]
+        return ("vrow", "seq", "ns", "deleted", "superseded", "type", "created", "live", *store)
+
     def _grow(self, need: int, *, exact: bool = False) -> None:
         cap = self.vrow.shape[0]
         if need <= cap:
             return
         new = need if exact else max(need, cap + cap // 4)
-
-        def grown(a: Any) -> Any:
+        for name in self._row_arrays():
+            a = getattr(self, name)
             out = np.zeros((new, *a.shape[1:]), dtype=a.dtype)
             out[: self.n] = a[: self.n]
-            return out
-
-        self.vrow, self.seq, self.ns = grown(self.vrow), grown(self.seq), grown(self.ns)
-        self.deleted, self.superseded = grown(self.deleted), grown(self.superseded)
-        self.type, self.created, self.live = grown(self.type), grown(self.created), grown(self.live)
-        if self.coarse:
+            setattr(self, name, out)
+        if self.mode == "bits":
             codes = np.zeros((self.words, new), dtype=np.uint64)
             codes[:, : self.n] = self.codes[:, : self.n]
             self.codes = codes
-        else:
-            self.matrix = grown(self.matrix)
 
-    def _encode(self, unit: F32) -> npt.NDArray[np.uint64]:
+    def _encode_bits(self, unit: F32) -> npt.NDArray[np.uint64]:
         bits = np.packbits(unit > self.mean, axis=1)  # (n, dims/8) uint8, zero padded
         pad = self.words * 8 - bits.shape[1]
         if pad:
@@ -161,8 +212,12 @@ class VectorCache:
         self.deleted[s], self.superseded[s] = deleted, superseded
         self.type[s], self.created[s], self.live[s] = types, created, True
         unit = _normalize(np.asarray(vectors, dtype=np.float32).reshape(count, self.dims))
-        if self.coarse:
-            self.codes[:, s] = self._encode(unit).T
+        if self.mode == "bits":
+            self.codes[:, s] = self._encode_bits(unit).T
+        elif self.mode == "int8":
+            peak = np.maximum(np.abs(unit).max(axis=1), np.float32(1e-30))
+            self.scale[s] = peak / np.float32(127)
+            self.q8[s] = np.rint(unit * (np.float32(127) / peak)[:, None]).astype(np.int8)
         else:
             self.matrix[s] = unit
         self.n += count
@@ -183,13 +238,11 @@ class VectorCache:
 
     def _compact(self) -> None:
         keep = np.flatnonzero(self.live[: self.n])
-        for name in ("vrow", "seq", "ns", "deleted", "superseded", "type", "created", "live"):
+        for name in self._row_arrays():
             a = getattr(self, name)
             a[: len(keep)] = a[keep]
-        if self.coarse:
+        if self.mode == "bits":
             self.codes[:, : len(keep)] = self.codes[:, keep]
-        else:
-            self.matrix[: len(keep)] = self.matrix[keep]
         self.n, self.dead = len(keep), 0
 
     @property
@@ -198,8 +251,7 @@ class VectorCache:
 
     @property
     def nbytes(self) -> int:
-        arrays = (self.vrow, self.seq, self.ns, self.deleted, self.superseded, self.type, self.created)
-        return int(sum(a.nbytes for a in arrays) + self.live.nbytes + self.matrix.nbytes + self.codes.nbytes)
+        return int(sum(getattr(self, name).nbytes for name in self._row_arrays()) + self.codes.nbytes)
 
     # -- search -----------------------------------------------------------------------------------
     def mask(self, f: CacheFilter) -> BoolArr | None:
@@ -243,11 +295,11 @@ class VectorCache:
             count = len(rows)
             if count == 0:
                 return []
-        if self.coarse and count > self.candidates:
-            return self._search_coarse(q, k, mask, rows, count)
-        if self.coarse:
-            idx = np.arange(self.n, dtype=np.int64) if rows is None else rows
-            return self._distinct(self._fetch_sims(idx, q), idx, k)
+        if self.mode != "float32":
+            if count <= self._rerank_count(k):  # the rerank would read every candidate anyway
+                idx = np.arange(self.n, dtype=np.int64) if rows is None else rows
+                return self._top_distinct(self._fetch_sims(idx, q), idx, k, len(idx))
+            return self._search_rerank(q, k, mask, rows, count)
         if rows is None:
             sims: F32 = self.matrix[: self.n] @ q
             idx_all = None
@@ -282,26 +334,47 @@ class VectorCache:
         sims: F32 = vectors @ q
         return sims
 
-    def _distinct(self, sims: F32, rows: I64, k: int) -> list[tuple[int, float]]:
-        return self._top_distinct(sims, rows, k, len(rows))
+    def _rerank_count(self, k: int) -> int:
+        return max(self.candidates, (8 if self.mode == "bits" else 4) * k)
 
-    def _search_coarse(
+    def _coarse_distance(self, q: F32, rows: I64 | None) -> npt.NDArray[Any]:
+        """Lower = nearer, for ``rows`` (every row when None): Hamming distance of the sign bits, or
+        the negated int8 similarity."""
+        if self.mode == "bits":
+            qcode = self._encode_bits(q.reshape(1, -1))[0]
+            codes = self.codes[:, rows] if rows is not None else self.codes[:, : self.n]
+            hamming: npt.NDArray[np.uint16] = np.bitwise_count(codes[0] ^ qcode[0]).astype(np.uint16)
+            for w in range(1, self.words):
+                hamming += np.bitwise_count(codes[w] ^ qcode[w])
+            return hamming
+        q8 = self.q8[rows] if rows is not None else self.q8[: self.n]
+        scale = self.scale[rows] if rows is not None else self.scale[: self.n]
+        total = len(q8)
+        out = np.empty(total, dtype=np.float32)
+        block = np.empty((min(_INT8_BLOCK, total), self.dims), dtype=np.float32)
+        neg_q = -q
+        for start in range(0, total, _INT8_BLOCK):
+            stop = min(total, start + _INT8_BLOCK)
+            buf = block[: stop - start]
+            buf[...] = q8[start:stop]
+            np.dot(buf, neg_q, out=out[start:stop])
+        out *= scale
+        return out
+
+    def _search_rerank(
         self, q: F32, k: int, mask: BoolArr | None, rows: I64 | None, count: int
     ) -> list[tuple[int, float]]:
-        qcode = self._encode(q.reshape(1, -1))[0]
         gather = rows is not None and count * 3 < self.n
-        codes = self.codes[:, rows] if gather else self.codes[:, : self.n]
-        dist = np.bitwise_count(codes[0] ^ qcode[0]).astype(np.uint16)
-        for w in range(1, self.words):
-            dist += np.bitwise_count(codes[w] ^ qcode[w])
+        dist = self._coarse_distance(q, rows if gather else None)
         if mask is not None and not gather:
-            dist[~mask] = np.iinfo(np.uint16).max  # beyond any Hamming distance; never picked
-        n_cand = min(count, max(self.candidates, 8 * k))
+            # beyond any real distance; never picked while a matching row is left
+            dist[~mask] = np.inf if dist.dtype.kind == "f" else np.iinfo(dist.dtype).max
+        n_cand = min(count, self._rerank_count(k))
         while True:
             near = np.argpartition(dist, n_cand - 1)[:n_cand] if n_cand < len(dist) else np.arange(len(dist))
             cand = rows[near] if gather and rows is not None else near
             cand = np.sort(cand)  # vrow order: sequential reads
-            found = self._distinct(self._fetch_sims(cand, q), cand, k)
+            found = self._top_distinct(self._fetch_sims(cand, q), cand, k, len(cand))
             if len(found) >= k or n_cand >= count:
                 return found
             n_cand = min(count, n_cand * 4)
