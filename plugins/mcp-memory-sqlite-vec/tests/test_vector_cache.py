@@ -298,3 +298,29 @@ def test_int8_rows_survive_growth_and_compaction() -> None:
         (seq, sim), *_ = cache.search(probe, 1, CacheFilter())
         assert (seq, sim) == (owner, pytest.approx(1.0, abs=1e-5))
     assert cache.search(data[0], 1, CacheFilter())[0][0] != 0  # memory 0's rows are removed
+
+
+def test_cache_changes_mode_as_the_store_grows(db: Path) -> None:
+    """float32 rows up to exact_threshold, int8 up to coarse_threshold, sign bits above; a cache that
+    grows a quarter past its mode's limit is dropped after the commit and reloaded in the next mode,
+    and answers stay those of vec0 throughout."""
+    store = opened(db, exact_threshold=8, coarse_threshold=40)
+    plain = opened(db, vector_cache=False)
+    seen = []
+    total = 0
+    for count in (5, 6, 40):
+        store.insert(memories(count, start=total), unit(count, 30 + total))
+        total += count
+        q = unit(1, 99 + total)[0]
+        assert [i for i, _ in store.knn(q, 5, MemoryFilter())] == [
+            i for i, _ in plain.knn(q, 5, MemoryFilter())
+        ]
+        assert store.vector_cache is not None
+        seen.append(store.vector_cache.mode)
+    assert seen == ["float32", "int8", "bits"]
+    store.close()
+    plain.close()
+    with pytest.raises(ValueError, match="needs fetch"):
+        VectorCache(DIMS, mode="int8")
+    with pytest.raises(ValueError, match="mode"):
+        VectorCache(DIMS, mode="float16")  # type: ignore[arg-type]
