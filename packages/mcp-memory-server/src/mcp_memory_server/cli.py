@@ -10,7 +10,6 @@ from __future__ import annotations
 import io
 import json
 import logging
-import os
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
@@ -23,6 +22,7 @@ import click
 
 from . import __version__
 from .logging_setup import configure_logging, parse_level
+from .process_tuning import tune_process
 
 if TYPE_CHECKING:
     from mcp_memory_core.engine import MemoryEngine
@@ -519,17 +519,9 @@ def namespaces(as_json: bool) -> None:
         click.echo(f"(the current namespace {current!r} holds no memories yet)")
 
 
-# onnxruntime sizes its own thread pool to the cores. numpy's OpenBLAS keeps a second pool that spins
-# after every matrix product (the vector cache's KNN) and steals those cores from the next embedding:
-# measured at 10k memories, store_memory took 13.7 ms with it and 7.6 ms without. Set before anything
-# imports numpy; an explicit value in the environment wins.
-SINGLE_THREADED_BLAS = {"OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-
-
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
-    for name, value in SINGLE_THREADED_BLAS.items():
-        os.environ.setdefault(name, value)
+    tune_process()  # single-threaded BLAS, fixed mmap threshold: before numpy is imported
     cli.main(args=argv, prog_name="mcp-memory")
 
 
