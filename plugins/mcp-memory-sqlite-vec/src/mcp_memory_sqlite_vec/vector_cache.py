@@ -49,8 +49,10 @@ COARSE_THRESHOLD = 200_000
 COARSE_CANDIDATES = 4_000
 # Rows reranked exactly after the int8 pass: at least this many, and at least 4 per wanted memory.
 INT8_CANDIDATES = 64
-# Rows converted from int8 to float32 per BLAS call in the int8 scan (a 1.5 MB float32 block).
-_INT8_BLOCK = 1024
+# Rows converted from int8 to float32 per BLAS call in the int8 scan (a 768 KB float32 block). Scan of
+# 100k x 384 measured here: 11.6 ms with 512-row blocks, 12.8 with 1024, 15.5 with 2048, 12.2 with 128
+# (float32 rows: 10.7 ms).
+_INT8_BLOCK = 512
 
 
 def choose_mode(
@@ -352,7 +354,7 @@ class VectorCache:
         scale = self.scale[rows] if rows is not None else self.scale[: self.n]
         total = len(q8)
         out = np.empty(total, dtype=np.float32)
-        if self._block is None:  # kept: a fresh 1.5 MB buffer per query costs page faults
+        if self._block is None:  # kept: a fresh buffer per query costs page faults
             self._block = np.empty((_INT8_BLOCK, self.dims), dtype=np.float32)
         block = self._block
         neg_q = -q
