@@ -30,26 +30,13 @@ def per_question_hits(
     precision: str, conversations: Sequence[locomo.Conversation], ranker: str
 ) -> dict[str, list[float]]:
     """hit@5 per question, by split, with MCP_MEMORY_MINILM_PRECISION=precision."""
-    from mcp_memory_core import MemoryEngine, Settings, plugins
-    from mcp_memory_server.assembly import build_engine
+    from mcp_memory_core import Settings, plugins
 
     os.environ["MCP_MEMORY_MINILM_PRECISION"] = precision  # read by the minilm factory
     pm = plugins.plugin_manager_from_settings()
     base = Settings()
     setups = [locomo.Setup(ranker, pm.ranker(ranker).factory(base), locomo.engine_retriever)]
-
-    def make_engine(tmp: Path) -> MemoryEngine:
-        settings = base.model_copy(
-            update={
-                "db_path": tmp / "locomo.db",
-                "namespace": "default",
-                "ttl_episodic": "never",
-                "auto_context": False,
-            }
-        )
-        engine = build_engine(settings, pm)
-        engine.track_access = False
-        return engine
+    make_engine = locomo.engine_factory(base, pm)
 
     hits: dict[str, list[float]] = {}
     for split, indices in locomo.SPLITS.items():

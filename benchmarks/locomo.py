@@ -27,8 +27,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mcp_memory_core import Memory, MemoryEngine, MemoryFilter
+
+if TYPE_CHECKING:
+    from mcp_memory_core import Settings
+    from mcp_memory_core.plugins import PluginManager
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 SPLITS = {"dev": range(0, 5), "test": range(5, 10)}
@@ -295,9 +300,29 @@ def category_table(results: dict[str, dict[str, Scores]]) -> str:
     return "\n".join(lines)
 
 
+def engine_factory(base: Settings, pm: PluginManager) -> Callable[[Path], MemoryEngine]:
+    """A fresh engine per conversation, in directory ``tmp``, built by the server's own assembly."""
+    from mcp_memory_server.assembly import build_engine  # the server's own assembly: the real path
+
+    def make_engine(tmp: Path) -> MemoryEngine:
+        # Retrieval only: conversations span months, so no memory may expire mid-benchmark.
+        settings = base.model_copy(
+            update={
+                "db_path": tmp / "locomo.db",
+                "namespace": "default",
+                "ttl_episodic": "never",
+                "auto_context": False,
+            }
+        )
+        engine = build_engine(settings, pm)
+        engine.track_access = False  # questions must not change each other's ranking features
+        return engine
+
+    return make_engine
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from mcp_memory_core import Settings, plugins
-    from mcp_memory_server.assembly import build_engine  # the server's own assembly: the real path
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -323,20 +348,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         Setup(f"ranker: {name}", pm.ranker(name).factory(base), engine_retriever) for name in ranker_names
     ]
 
-    def make_engine(tmp: Path) -> MemoryEngine:
-        # Retrieval only: conversations span months, so no memory may expire mid-benchmark.
-        settings = base.model_copy(
-            update={
-                "db_path": tmp / "locomo.db",
-                "namespace": "default",
-                "ttl_episodic": "never",
-                "auto_context": False,
-            }
-        )
-        engine = build_engine(settings, pm)
-        engine.track_access = False  # questions must not change each other's ranking features
-        return engine
-
+    make_engine = engine_factory(base, pm)
     report = [
         "## LoCoMo: every table",
         "",
