@@ -173,7 +173,7 @@ def test_knn_inside_a_transaction_sees_uncommitted_writes(db: Path) -> None:
     store.close()
 
 
-def test_another_process_commit_reloads_the_cache(db: Path) -> None:
+def test_another_process_commit_is_replayed_into_the_cache(db: Path) -> None:
     store = opened(db)
     ms = memories(10)
     store.insert(ms, unit(10, 14))
@@ -202,8 +202,101 @@ def test_another_process_commit_reloads_the_cache(db: Path) -> None:
     hits = store.knn(v / np.linalg.norm(v), 20, MemoryFilter(namespace=None))
     assert hits[0][0] == "from-other-process"
     assert ms[0].id not in dict(hits)
-    assert store.vector_cache is not None and store.vector_cache is not first
+    assert store.vector_cache is first  # caught up from cache_log, not reloaded
     store.close()
+
+
+def knn_ids(store: SqliteVecStore, q: np.ndarray, where: MemoryFilter, k: int = 8) -> list[str]:
+    return [i for i, _ in store.knn(q, k, where)]
+
+
+def assert_same_as_vec0(cached: SqliteVecStore, plain: SqliteVecStore, seed: int) -> None:
+    for q in unit(3, seed):
+        for where in FILTERS:
+            assert knn_ids(cached, q, where) == knn_ids(plain, q, where), where
+
+
+@pytest.mark.parametrize("mode", ["float32", "int8", "bits"])
+def test_other_connections_writes_are_replayed_in_every_mode(db: Path, mode: str) -> None:
+    """Inserts, tombstones, supersession, namespace/type/created changes and purges committed by
+    another connection reach the cache through cache_log; answers stay those of vec0 and the cache
+    object is kept."""
+    thresholds = {"float32": {}, "int8": {"exact_threshold": 0}, "bits": {"coarse_threshold": 0}}[mode]
+    reader = opened(db, **thresholds)
+    writer = opened(db, vector_cache=False)
+    plain = opened(db, vector_cache=False)
+    ms = memories(40)
+    writer.insert(ms, unit(40, 40))
+    assert_same_as_vec0(reader, plain, 41)
+    cache = reader.vector_cache
+    assert cache is not None and cache.mode == mode
+    writer.insert(memories(5, start=40), unit(5, 42))
+    writer.update_fields(ms[1].id, {"deleted_at": T0})
+    writer.update_fields(ms[2].id, {"superseded_by": ms[3].id})
+    writer.update_fields(ms[4].id, {"namespace": "other", "type": MemoryType.PROCEDURAL})
+    writer.update_fields(ms[5].id, {"created_at": T0 + timedelta(hours=120)})
+    writer.purge([ms[6].id, ms[7].id])
+    assert_same_as_vec0(reader, plain, 43)
+    assert reader.vector_cache is cache
+    assert cache.rows == 43
+    reader.close()
+    writer.close()
+    plain.close()
+
+
+def test_commits_that_change_nothing_cached_replay_nothing(db: Path) -> None:
+    reader, writer = opened(db), opened(db, vector_cache=False)
+    ms = memories(10)
+    writer.insert(ms, unit(10, 44))
+    reader.knn(unit(1, 45)[0], 3, MemoryFilter())
+    cache = reader.vector_cache
+    assert cache is not None
+    before = cache.n
+    writer.record_access({ms[0].id: 2}, T0)
+    writer.update_fields(ms[1].id, {"tags": ("new",), "importance": 0.9, "pinned": True})
+    assert knn_ids(reader, unit(1, 45)[0], MemoryFilter(namespace=None))
+    assert reader.vector_cache is cache and cache.n == before  # no row dropped and read again
+    reader.close()
+    writer.close()
+
+
+def test_a_reused_vector_row_is_never_served_stale(db: Path) -> None:
+    """Purging the newest memory frees its vector rowid; the next insert may take it. The replay drops
+    the purged memory's rows and reads the new memory's, so neither vector is mixed up."""
+    reader, writer = opened(db), opened(db, vector_cache=False)
+    ms = memories(10)
+    vectors = unit(11, 46)
+    writer.insert(ms, vectors[:10])
+    reader.knn(vectors[0], 3, MemoryFilter())
+    writer.purge([ms[9].id])
+    new = memories(1, start=90)
+    new[0] = new[0].model_copy(update={"namespace": "default"})
+    writer.insert(new, vectors[10:])
+    everything = MemoryFilter(namespace=None, include_deleted=True)
+    assert knn_ids(reader, vectors[10], everything, 1) == [new[0].id]
+    assert ms[9].id not in knn_ids(reader, vectors[9], everything, 10)
+    reader.close()
+    writer.close()
+
+
+def test_a_cache_behind_the_pruned_log_or_too_many_changes_reloads(db: Path) -> None:
+    reader, writer = opened(db), opened(db, vector_cache=False)
+    writer.insert(memories(10), unit(10, 47))
+    reader.knn(unit(1, 48)[0], 3, MemoryFilter())
+    first = reader.vector_cache
+    writer.insert(memories(2, start=10), unit(2, 49))
+    with writer.transaction():  # as the pruning trigger does once the log holds CACHE_LOG_KEEP entries
+        writer._db().execute("DELETE FROM cache_log")
+    writer.insert(memories(1, start=12), unit(1, 50))
+    assert len(reader.knn(unit(1, 50)[0], 20, MemoryFilter(namespace=None))) == 13
+    second = reader.vector_cache
+    assert second is not None and second is not first and second.rows == 13
+    writer.insert(memories(1100, start=13), unit(1100, 51))  # more than 1024 and 10% of the rows
+    assert reader.knn(unit(1, 51)[0], 1, MemoryFilter(namespace=None))
+    assert reader.vector_cache is not second and reader.vector_cache is not None
+    assert reader.vector_cache.rows == 1113
+    reader.close()
+    writer.close()
 
 
 def test_disabled_by_environment_and_by_size_cap(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,6 +10,9 @@ Schema (version 2)::
     memory_tags(tag, seq)         one row per (tag, memory), kept in sync with memories.tags by triggers
     passages(vrow, seq, embedding) one row per vector of a memory (its whole text, then its passages):
                                   vrow is the vec0 rowid, seq the owning memory, embedding a float32 copy
+    cache_log(id, seq)            memories whose vectors or filter columns changed (triggers on
+                                  passages and memories; the newest CACHE_LOG_KEEP entries): how a
+                                  vector cache in another process catches up without a reload
     vectors                       vec0(embedding float[D] distance_metric=cosine, ns integer,
                                        deleted integer, superseded integer, type integer,
                                        created integer), rowid = passages.vrow
@@ -39,8 +42,11 @@ connection without mmap); KNN is then exact float32 brute force (``matrix @ q``)
 ``exact_threshold`` rows (default 50k), an int8 pass up to ``coarse_threshold`` rows (default 200k)
 and a sign-bit pass above it, both with an exact rerank of their candidates read from ``passages``. SQLite stays the source of truth: this process's writes are
 applied to the cache after COMMIT (dropped on ROLLBACK; the cache is dropped when an inner block
-failed but the outer one committed), ``PRAGMA data_version`` detects other connections' commits and
-triggers a reload, KNN inside a transaction uses vec0 (it must see uncommitted writes), and a cache
+failed but the outer one committed), ``PRAGMA data_version`` detects other connections' commits,
+after which the cache replays ``cache_log`` (drops the rows of every memory logged since it was
+built or last caught up, and reads their current rows again; a commit that logged nothing, such as
+access statistics, costs one query) or reloads when the log was pruned past it or names too many
+memories, KNN inside a transaction uses vec0 (it must see uncommitted writes), and a cache
 over ``MCP_MEMORY_SQLITE_VECTOR_CACHE_MAX_MB`` is not built (vec0 answers).
 
 Concurrency: one connection per store, in autocommit mode, guarded by an RLock that a
@@ -119,6 +125,11 @@ VECTOR_CACHE_EXACT_ENV = "MCP_MEMORY_SQLITE_VECTOR_CACHE_EXACT_ROWS"
 # rows, 20 000-row batches left the process 61 MB larger after the load (freed heap the allocator
 # keeps) than 500-row batches, which also load faster (0.58 vs 0.98 s).
 _LOAD_BATCH = 500
+# cache_log keeps the newest entries only (a trigger prunes older ones): a vector cache that fell
+# further behind than this reloads in full instead of replaying the log.
+CACHE_LOG_KEEP = 100_000
+# Replaying more changed memories than this fraction of the cache's rows reloads it instead.
+REPLAY_MAX_FRACTION = 0.1
 _MODE_LABELS: dict[CacheMode, str] = {
     "float32": "exact float32",
     "int8": "int8 pass + exact rerank",
@@ -198,7 +209,28 @@ CREATE TABLE IF NOT EXISTS passages (
     embedding BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS passages_seq ON passages (seq);
-"""
+CREATE TABLE IF NOT EXISTS cache_log (
+    id  INTEGER PRIMARY KEY AUTOINCREMENT,
+    seq INTEGER NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS cache_log_passage_ai AFTER INSERT ON passages BEGIN
+    INSERT INTO cache_log (seq) VALUES (new.seq);
+END;
+CREATE TRIGGER IF NOT EXISTS cache_log_passage_ad AFTER DELETE ON passages BEGIN
+    INSERT INTO cache_log (seq) VALUES (old.seq);
+END;
+CREATE TRIGGER IF NOT EXISTS cache_log_memory_au
+AFTER UPDATE OF deleted_at, superseded_by, namespace, type, created_at ON memories
+WHEN old.deleted_at IS NOT new.deleted_at OR old.superseded_by IS NOT new.superseded_by
+    OR old.namespace IS NOT new.namespace OR old.type IS NOT new.type
+    OR old.created_at IS NOT new.created_at
+BEGIN
+    INSERT INTO cache_log (seq) VALUES (new.seq);
+END;
+CREATE TRIGGER IF NOT EXISTS cache_log_prune AFTER INSERT ON cache_log WHEN new.id % 1000 = 0 BEGIN
+    DELETE FROM cache_log WHERE id <= new.id - CACHE_LOG_KEEP;
+END;
+""".replace("CACHE_LOG_KEEP", str(CACHE_LOG_KEEP))
 
 _TYPE_CASE = (
     "CASE {col} "
@@ -328,6 +360,7 @@ class SqliteVecStore:
         self._exact_threshold = min(exact_threshold, coarse_threshold)
         self._cache: VectorCache | None = None
         self._cache_version: int | None = None
+        self._cache_log_id = 0  # the newest cache_log entry the cache has caught up with
         self._cache_refused_at: int | None = None  # row count at which the cap refused a load
         self._pending: list[Callable[[VectorCache], None]] = []
         self._pending_suspect = False
@@ -580,6 +613,9 @@ class SqliteVecStore:
         (version,) = conn.execute("PRAGMA data_version").fetchone()
         if self._cache is not None and version == self._cache_version:
             return self._cache
+        if self._cache is not None and self._replay_log(conn, self._cache):
+            self._cache_version = int(version)
+            return self._cache
         self._drop_cache()
         (top,) = conn.execute("SELECT max(vrow) FROM passages").fetchone()
         rows = int(top or 0)
@@ -605,6 +641,41 @@ class SqliteVecStore:
         )
         return self._cache
 
+    def _replay_log(self, conn: Any, cache: VectorCache) -> bool:
+        """Catch the cache up with other connections' commits from ``cache_log``: drop the rows of every
+        memory logged since ``_cache_log_id`` and read their current rows. False when a reload is
+        needed instead (the log was pruned past the cache, or names too many memories, or the cache
+        outgrew its mode); the cache is then left for the caller to drop."""
+        low, high = conn.execute("SELECT min(id), max(id) FROM cache_log").fetchone()
+        since = self._cache_log_id
+        high = int(high or 0)
+        if high == since:
+            return True  # nothing the cache holds changed (access statistics, tags, content …)
+        if high < since or low is None or int(low) > since + 1:
+            return False
+        seqs = [
+            int(r[0])
+            for r in conn.execute(
+                "SELECT DISTINCT seq FROM cache_log WHERE id > ? AND id <= ?", (since, high)
+            )
+        ]
+        if len(seqs) > max(1024, int(cache.rows * REPLAY_MAX_FRACTION)):
+            return False
+        try:
+            cache.remove(seqs)
+            self._read_rows(
+                conn, cache, "WHERE p.seq IN (SELECT value FROM json_each(?))", (json.dumps(seqs),)
+            )
+        except Exception:  # never serve a half-updated cache
+            log.exception("vector cache replay failed; it will be reloaded from SQLite")
+            return False
+        self._cache_log_id = high
+        limit = {"float32": self._exact_threshold, "int8": self._coarse_threshold}.get(cache.mode)
+        if limit is not None and cache.rows > limit * 5 // 4:
+            return False  # grown well past its mode's size: reload in the next mode
+        log.debug("vector cache caught up with %d changed memories from cache_log", len(seqs))
+        return True
+
     def _cache_mode(self, rows: int) -> CacheMode:
         return choose_mode(rows, self._exact_threshold, self._coarse_threshold)
 
@@ -625,26 +696,35 @@ class SqliteVecStore:
             reader.execute("BEGIN")  # one snapshot for the mean and the rows
             if mode == "bits":
                 cache.set_mean(self._mean_vector(reader, dims))
-            cursor = reader.execute(
-                "SELECT p.vrow, p.seq, p.embedding, n.id, m.deleted_at IS NOT NULL, "
-                f"m.superseded_by IS NOT NULL, {_TYPE_CASE.format(col='m.type')}, m.created_at "
-                "FROM passages p JOIN memories m ON m.seq = p.seq "
-                "JOIN namespaces n ON n.name = m.namespace ORDER BY p.vrow"
-            )
-            while True:
-                batch = cursor.fetchmany(_LOAD_BATCH)
-                if not batch:
-                    break
-                cols = list(zip(*batch, strict=True))
-                vectors = np.frombuffer(b"".join(cols[2]), dtype=np.float32).reshape(len(batch), dims)
-                cache.append(cols[0], cols[1], vectors, cols[3], cols[4], cols[5], cols[6], cols[7])
+            (log_id,) = reader.execute("SELECT coalesce(max(id), 0) FROM cache_log").fetchone()
+            self._read_rows(reader, cache, "", ())
             reader.execute("COMMIT")
+            self._cache_log_id = int(log_id)
         finally:
             if reader is not conn:
                 reader.close()
             elif reader.in_transaction:
                 reader.execute("ROLLBACK")
         return cache
+
+    @staticmethod
+    def _read_rows(reader: Any, cache: VectorCache, where: str, params: Sequence[Any]) -> None:
+        """Append the passage rows selected by ``where`` (on ``passages p``), with their memories'
+        filter columns, to ``cache``, in vrow order and batches of ``_LOAD_BATCH``."""
+        cursor = reader.execute(
+            "SELECT p.vrow, p.seq, p.embedding, n.id, m.deleted_at IS NOT NULL, "
+            f"m.superseded_by IS NOT NULL, {_TYPE_CASE.format(col='m.type')}, m.created_at "
+            "FROM passages p JOIN memories m ON m.seq = p.seq "
+            f"JOIN namespaces n ON n.name = m.namespace {where} ORDER BY p.vrow",
+            params,
+        )
+        while True:
+            batch = cursor.fetchmany(_LOAD_BATCH)
+            if not batch:
+                break
+            cols = list(zip(*batch, strict=True))
+            vectors = np.frombuffer(b"".join(cols[2]), dtype=np.float32).reshape(len(batch), cache.dims)
+            cache.append(cols[0], cols[1], vectors, cols[3], cols[4], cols[5], cols[6], cols[7])
 
     @staticmethod
     def _mean_vector(reader: Any, dims: int) -> Any:
