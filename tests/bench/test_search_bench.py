@@ -223,7 +223,8 @@ def rss_mb():
             return int(line.split()[1]) / 1024
 
 engine = MemoryEngine(SqliteVecStore(sys.argv[1]), MiniLMEmbedder(), SimilarityRanker(), track_access=False)
-engine.warm()
+engine.open()
+engine.embedder.load()  # not engine.warm(): it would load the vector cache too
 before = rss_mb()
 for q in ["which database do we use", "alpha beta", "how do we deploy", "river stone cloud"] * 5:
     engine.search_memories(q, limit=10)
@@ -345,8 +346,8 @@ def children_rss_mb(marker: str) -> float:
 
 
 async def server_rss(path: Path, errlog: Path) -> tuple[float, float]:
-    """RSS of the real server (stdio, default plugins) on ``path``: after initialize and the model's
-    warm-up, and after 24 ``search_memories`` calls."""
+    """RSS of the real server (stdio, default plugins) on ``path``: after initialize and the warm-up
+    (model and vector cache), and after 24 ``search_memories`` calls."""
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
     env = {
@@ -368,13 +369,37 @@ async def server_rss(path: Path, errlog: Path) -> tuple[float, float]:
             return before, children_rss_mb("mcp_memory_server")
 
 
+def test_first_search_at_100k(benchmark: pytest.FixtureRequest, built_100k: Built, tmp_path: Path) -> None:
+    """Spawn → first search_memories result on the 100k file: model load and vector cache load included
+    (the issue's < 1.5 s goal is measured on 300 memories in test_startup_first_search_bench)."""
+    from test_startup_first_search_bench import timeline
+
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("MCP_MEMORY_") and k != "PYTHONDONTWRITEBYTECODE"
+    }
+    env.update({"MCP_MEMORY_DB_PATH": str(built_100k.path), "MCP_MEMORY_NAMESPACE": "default"})
+    command = [sys.executable, "-m", "mcp_memory_server"]
+    errlog = tmp_path / "server.err"
+    anyio.run(timeline, command, env, errlog, True)  # warm the OS file cache
+    runs = [anyio.run(timeline, command, env, errlog, True) for _ in range(3)]
+    first = float(np.median([search for _, search in runs])) * 1000
+    initialize = float(np.median([init for init, _ in runs])) * 1000
+    benchmark.extra_info.update({"first_search_100k_median_ms": first, "initialize_median_ms": initialize})
+    benchmark.pedantic(lambda: None, rounds=1)
+    print(
+        f"\nfirst search at 100k: spawn → result median {first:.0f} ms (initialize {initialize:.0f} ms), 3 rounds"
+    )
+
+
 def test_server_rss_at_100k(benchmark: pytest.FixtureRequest, built_100k: Built, tmp_path: Path) -> None:
     """The goal's process: the MCP server itself (SDK, transports and all plugins loaded)."""
     before, after = anyio.run(server_rss, built_100k.path, tmp_path / "server.err")
     benchmark.extra_info.update({"server_rss_warm_mb": before, "server_rss_after_search_mb": after})
     benchmark.pedantic(lambda: None, rounds=1)
     print(
-        f"\nserver RSS at 100k: {before:.0f} MB after start and model warm-up; {after:.0f} MB after "
+        f"\nserver RSS at 100k: {before:.0f} MB after start and warm-up (model, vector cache); {after:.0f} MB after "
         f"24 search_memories calls over stdio (goal <= 300)"
     )
 

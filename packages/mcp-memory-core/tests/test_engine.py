@@ -199,3 +199,37 @@ def test_import_keeps_ids_and_times_and_is_idempotent(engine):
     view = engine.get_memory(memories[3].id)
     assert view.memory.created_at == when and view.memory.content == "imported 3"
     assert engine.count() == 10
+
+
+def test_warm_runs_an_optional_store_warm_up_in_the_background(caplog: pytest.LogCaptureFixture) -> None:
+    """A store with ``warm()`` is warmed in its own thread; a failing store warm-up is only logged (the
+    first search loads what it needs), and a store without one is fine."""
+    import threading
+
+    class WarmStore(InMemoryStore):
+        def __init__(self, fail: bool) -> None:
+            super().__init__()
+            self.fail = fail
+            self.warmed = threading.Event()
+            self.thread_name = ""
+
+        def warm(self) -> None:
+            self.thread_name = threading.current_thread().name
+            self.warmed.set()
+            if self.fail:
+                raise RuntimeError("cache unavailable")
+
+    ok = WarmStore(fail=False)
+    MemoryEngine(ok, HashEmbedder(16), SimilarityRanker()).warm()
+    assert ok.warmed.wait(5) and ok.thread_name == "mcp-memory-store-warm"
+    failing = WarmStore(fail=True)
+    engine = MemoryEngine(failing, HashEmbedder(16), SimilarityRanker())
+    engine.warm()
+    assert failing.warmed.wait(5)
+    for _ in range(100):  # the log record is written right after warm() raised, in that thread
+        if "store warm-up failed" in caplog.text:
+            break
+        threading.Event().wait(0.01)
+    assert "store warm-up failed" in caplog.text
+    assert engine.store_memory("still works").status == "stored"
+    MemoryEngine(InMemoryStore(), HashEmbedder(16), SimilarityRanker()).warm()

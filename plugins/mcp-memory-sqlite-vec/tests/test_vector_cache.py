@@ -417,3 +417,16 @@ def test_cache_changes_mode_as_the_store_grows(db: Path) -> None:
         VectorCache(DIMS, mode="int8")
     with pytest.raises(ValueError, match="mode"):
         VectorCache(DIMS, mode="float16")  # type: ignore[arg-type]
+
+
+def test_warm_loads_the_vector_cache(db: Path) -> None:
+    store = opened(db)
+    store.insert(memories(10), unit(10, 52))
+    assert store.vector_cache is None  # loaded lazily by the first KNN …
+    store.warm()  # … or ahead of it, by the engine's warm-up
+    cache = store.vector_cache
+    assert cache is not None and cache.rows == 10
+    store.knn(unit(1, 53)[0], 3, MemoryFilter())
+    assert store.vector_cache is cache
+    store.close()
+    SqliteVecStore(db).warm()  # not opened: nothing to do

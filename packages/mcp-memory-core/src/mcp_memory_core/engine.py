@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
@@ -129,8 +130,15 @@ class MemoryEngine:
             self._opened = True
 
     def warm(self) -> None:
-        """Open the store and load the model, so the first real call is fast."""
+        """Open the store and load the model, so the first real call is fast. A store with an optional
+        ``warm()`` method (the sqlite-vec store loads its vector cache there) is warmed at the same
+        time in a thread of its own: calls that reach the store before it is done wait there."""
         self.open()
+        store_warm = getattr(self.store, "warm", None)
+        if callable(store_warm):
+            threading.Thread(
+                target=_warm_quietly, args=(store_warm,), name="mcp-memory-store-warm", daemon=True
+            ).start()
         self.embedder.load()
 
     def close(self) -> None:
@@ -678,3 +686,11 @@ def _best_per_head(
         if memory_id in heads and math.isfinite(score):
             best.setdefault(heads[memory_id].id, (memory_id, float(score)))
     return best
+
+
+def _warm_quietly(store_warm: Callable[[], object]) -> None:
+    """Run a store's optional warm-up; a failure is logged, and the first call that needs it retries."""
+    try:
+        store_warm()
+    except Exception:
+        log.exception("store warm-up failed; the first search will load what it needs")

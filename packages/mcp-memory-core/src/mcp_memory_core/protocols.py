@@ -68,7 +68,10 @@ class StoreCapabilities:
 
 @runtime_checkable
 class Store(Protocol):
-    """Persistence primitives. Every write is atomic; inside ``transaction()`` all writes commit together."""
+    """Persistence primitives. Every write is atomic; inside ``transaction()`` all writes commit together.
+
+    Optional, outside the protocol: a ``warm()`` method with no arguments, which the engine runs in a
+    background thread after ``open()`` to load whatever makes the first query fast (a vector cache)."""
 
     @property
     def capabilities(self) -> StoreCapabilities: ...

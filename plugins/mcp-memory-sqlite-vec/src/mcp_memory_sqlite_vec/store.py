@@ -601,6 +601,13 @@ class SqliteVecStore:
         self._cache, self._cache_version = None, None
         self._pending = []
 
+    def warm(self) -> None:
+        """Load the vector cache now, so the first search does not pay for it (the engine runs this in
+        the background after ``open``; nothing to do when the cache is off, current or over its cap)."""
+        with self._lock:
+            if self._conn is not None:
+                self._current_cache(self._conn)
+
     @property
     def vector_cache(self) -> VectorCache | None:
         """The loaded vector cache (None when disabled, not yet loaded or refused by the size cap)."""
@@ -711,11 +718,15 @@ class SqliteVecStore:
     def _read_rows(reader: Any, cache: VectorCache, where: str, params: Sequence[Any]) -> None:
         """Append the passage rows selected by ``where`` (on ``passages p``), with their memories'
         filter columns, to ``cache``, in vrow order and batches of ``_LOAD_BATCH``."""
+        # CROSS JOIN keeps passages the outer loop: rows come in vrow order with no sort (a plain JOIN
+        # let the planner start from namespaces and sort 100k rows in a temporary B-tree: 0.47 s
+        # instead of 0.21 s at 100k).
         cursor = reader.execute(
-            "SELECT p.vrow, p.seq, p.embedding, n.id, m.deleted_at IS NOT NULL, "
+            "SELECT p.vrow, p.seq, p.embedding, "
+            "coalesce((SELECT n.id FROM namespaces n WHERE n.name = m.namespace), -1), "
+            "m.deleted_at IS NOT NULL, "
             f"m.superseded_by IS NOT NULL, {_TYPE_CASE.format(col='m.type')}, m.created_at "
-            "FROM passages p JOIN memories m ON m.seq = p.seq "
-            f"JOIN namespaces n ON n.name = m.namespace {where} ORDER BY p.vrow",
+            f"FROM passages p CROSS JOIN memories m ON m.seq = p.seq {where} ORDER BY p.vrow",
             params,
         )
         while True:

@@ -214,15 +214,16 @@ class VectorCache:
         self.vrow[s], self.seq[s], self.ns[s] = vrows, seqs, ns
         self.deleted[s], self.superseded[s] = deleted, superseded
         self.type[s], self.created[s], self.live[s] = types, created, True
-        unit = _normalize(np.asarray(vectors, dtype=np.float32).reshape(count, self.dims))
-        if self.mode == "bits":
-            self.codes[:, s] = self._encode_bits(unit).T
-        elif self.mode == "int8":
-            peak = np.maximum(np.abs(unit).max(axis=1), np.float32(1e-30))
-            self.scale[s] = peak / np.float32(127)
-            self.q8[s] = np.rint(unit * (np.float32(127) / peak)[:, None]).astype(np.int8)
+        raw = np.asarray(vectors, dtype=np.float32).reshape(count, self.dims)
+        if self.mode == "int8":  # scale-free: quantize the raw rows, fold 1/norm into the scale
+            peak = np.maximum(np.abs(raw).max(axis=1), np.float32(1e-30))
+            norms = np.maximum(np.linalg.norm(raw, axis=1), np.float32(1e-30))
+            self.scale[s] = peak / (np.float32(127) * norms)
+            self.q8[s] = np.rint(raw * (np.float32(127) / peak)[:, None]).astype(np.int8)
+        elif self.mode == "bits":
+            self.codes[:, s] = self._encode_bits(_normalize(raw)).T
         else:
-            self.matrix[s] = unit
+            self.matrix[s] = _normalize(raw)
         self.n += count
 
     def set_flags(self, seq: int, flags: RowFlags) -> None:
