@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from mcp_memory_core import Memory, MemoryFilter, MemoryType
-from mcp_memory_sqlite_vec import SqliteVecStore
+from mcp_memory_sqlite_vec import SqliteVecStore, vector_cache
 from mcp_memory_sqlite_vec.vector_cache import CacheFilter, CacheMode, VectorCache
 
 DIMS = 16
@@ -359,13 +359,18 @@ def test_coarse_pass_finds_k_distinct_with_high_recall() -> None:
     assert len({s for s, _ in got}) == 1000
 
 
+@pytest.mark.parametrize("prefilter_min", [4096, 256])
 @pytest.mark.parametrize("allowed", [None, "every third memory", "a tenth of the memories"])
-def test_int8_pass_with_rerank_equals_exact_search(allowed: str | None) -> None:
+def test_int8_pass_with_rerank_equals_exact_search(
+    allowed: str | None, prefilter_min: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """int8 rows (a quarter of float32) + exact rerank of the 64 best: on clustered data, where many
     rows are near-equidistant, the top 10 is the exact top 10, with or without a filter (a filter on
-    a third of the rows scans all rows masked; on a tenth it gathers them)."""
+    a third of the rows scans all rows masked; on a tenth it gathers them). With a prefilter minimum
+    of 256 the sign bits pass only the nearest eighth of the matching rows to the int8 pass."""
+    monkeypatch.setattr(vector_cache, "INT8_PREFILTER_MIN", prefilter_min)
     cache, data, seqs = clustered_cache("int8")
-    assert cache.nbytes < 5000 * (384 + 40)  # int8 rows, not float32
+    assert cache.nbytes < 5000 * (384 + 100)  # int8 rows and sign bits, not float32
     memories = np.arange(2500)
     seq_filter = {None: None, "every third memory": memories[::3], "a tenth of the memories": memories[::10]}
     flt = CacheFilter(seqs=seq_filter[allowed])
