@@ -10,12 +10,13 @@ Three modes, chosen at load time by the number of vector rows (:func:`choose_mod
     a float32 matrix of unit rows; a query is one ``matrix @ q`` (BLAS), a mask for the filters the
     per-row arrays can express, ``argpartition`` and a dedupe to distinct memories. Exact.
 ``int8`` (up to ``coarse_threshold``, default 200k)
-    each unit row scaled by its largest component to int8 (384 B + a float32 scale per 384-d row, a
-    quarter of float32). The scan converts blocks of rows to float32 (numpy has no int8 GEMM) and
-    multiplies with BLAS; the ``max(int8_candidates, 4 k)`` best rows are reranked exactly with their
-    float32 copies read from SQLite (``fetch``), so the similarities returned are exact. The
-    quantization error of a score is ~1e-3, far inside the rerank margin: recall@10 against exact
-    search is measured in ``tests/bench/test_search_bench.py`` and in this plugin's tests.
+    each unit row scaled by its largest component to int8, plus its sign bits (384 + 4 + 48 B per
+    384-d row, under a third of float32). The sign bits pick the nearest ``1/INT8_PREFILTER`` of the
+    matching rows (at least ``INT8_PREFILTER_MIN``) by Hamming distance; only those are scored from
+    their int8 rows, converted to float32 in blocks (numpy has no int8 GEMM) for BLAS; the
+    ``max(int8_candidates, 4 k)`` best are reranked exactly with their float32 copies read from
+    SQLite (``fetch``), so the similarities returned are exact. Recall@10 against exact search is
+    measured in ``tests/bench/test_search_bench.py`` and in this plugin's tests.
 ``bits`` (more rows)
     no matrix in memory (1M x 384 floats would be 1.5 GB): sign bits of each mean-centred vector
     (48 bytes per 384-d row), Hamming distance with ``np.bitwise_count``; the ``candidates`` nearest
