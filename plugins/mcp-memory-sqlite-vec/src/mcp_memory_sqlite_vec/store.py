@@ -40,8 +40,8 @@ Vector cache (``vector_cache.py``, on unless ``MCP_MEMORY_SQLITE_VECTOR_CACHE=0`
 KNN every passage vector and the filterable columns are loaded into numpy arrays (through a second
 connection without mmap); KNN is then exact float32 brute force (``matrix @ q``) up to
 ``exact_threshold`` rows (default 50k), an int8 pass up to ``coarse_threshold`` rows (default 200k)
-and a sign-bit pass above it, both with an exact rerank of their candidates read from ``passages``. SQLite stays the source of truth: this process's writes are
-applied to the cache after COMMIT (dropped on ROLLBACK; the cache is dropped when an inner block
+and a sign-bit pass above it, both with an exact rerank of their candidates read from ``passages``.
+SQLite stays the source of truth: this process's writes are applied to the cache after COMMIT (dropped on ROLLBACK; the cache is dropped when an inner block
 failed but the outer one committed), ``PRAGMA data_version`` detects other connections' commits,
 after which the cache replays ``cache_log`` (drops the rows of every memory logged since it was
 built or last caught up, and reads their current rows again; a commit that logged nothing, such as
@@ -593,9 +593,8 @@ class SqliteVecStore:
             log.exception("vector cache update failed; it will be reloaded from SQLite")
             self._drop_cache()
             return
-        limit = {"float32": self._exact_threshold, "int8": self._coarse_threshold}.get(self._cache.mode)
-        if limit is not None and self._cache.rows > limit * 5 // 4:
-            self._drop_cache()  # grown well past its mode's size: reload in the next mode
+        if self._outgrown(self._cache):
+            self._drop_cache()
 
     def _drop_cache(self) -> None:
         self._cache, self._cache_version = None, None
@@ -677,11 +676,15 @@ class SqliteVecStore:
             log.exception("vector cache replay failed; it will be reloaded from SQLite")
             return False
         self._cache_log_id = high
-        limit = {"float32": self._exact_threshold, "int8": self._coarse_threshold}.get(cache.mode)
-        if limit is not None and cache.rows > limit * 5 // 4:
-            return False  # grown well past its mode's size: reload in the next mode
+        if self._outgrown(cache):
+            return False
         log.debug("vector cache caught up with %d changed memories from cache_log", len(seqs))
         return True
+
+    def _outgrown(self, cache: VectorCache) -> bool:
+        """The cache has grown a quarter past its mode's limit: time to reload it in the next mode."""
+        limit = {"float32": self._exact_threshold, "int8": self._coarse_threshold}.get(cache.mode)
+        return limit is not None and cache.rows > limit * 5 // 4
 
     def _cache_mode(self, rows: int) -> CacheMode:
         return choose_mode(rows, self._exact_threshold, self._coarse_threshold)

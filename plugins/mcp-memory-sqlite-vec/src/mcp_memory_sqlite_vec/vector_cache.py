@@ -2,7 +2,9 @@
 
 SQLite stays the single source of truth: the cache is loaded from ``passages JOIN memories`` on the
 first KNN, follows this process's own committed writes (the store applies them after COMMIT and drops
-the cache on doubt), and is reloaded when ``PRAGMA data_version`` says another connection committed.
+the cache on doubt), and catches up when ``PRAGMA data_version`` says another connection committed
+(the store replays its ``cache_log`` through :meth:`VectorCache.remove` and :meth:`VectorCache.append`,
+or reloads).
 
 Three modes, chosen at load time by the number of vector rows (:func:`choose_mode`):
 
@@ -158,11 +160,6 @@ class VectorCache:
         self.mean: F32 = np.zeros(dims, dtype=np.float32)
         self.dead = 0
         self._block: F32 | None = None  # the int8 scan's float32 conversion buffer
-
-    @property
-    def coarse(self) -> bool:
-        """True when answers come from a coarse pass + exact rerank (``int8`` or ``bits``)."""
-        return self.mode != "float32"
 
     # -- building ---------------------------------------------------------------------------------
     def set_mean(self, mean: F32) -> None:
