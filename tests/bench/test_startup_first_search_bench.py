@@ -33,15 +33,18 @@ EMPTY = [sys.executable, str(HERE / "empty_server.py")]
 PASS_THROUGH = ("MCP_MEMORY_MINILM_PRECISION", "MCP_MEMORY_MINILM_CACHE_DIR", "MCP_MEMORY_MINILM_THREADS")
 
 
-def server_env(db_path: Path) -> dict[str, str]:
+def server_env(
+    db_path: Path, namespace: str = NAMESPACE, pass_through: tuple[str, ...] = PASS_THROUGH
+) -> dict[str, str]:
+    """This environment without MCP_MEMORY_* settings (but ``pass_through``), for a server on ``db_path``."""
     # As installed: bytecode cached after the first spawn (see test_startup_bench.env).
     env = {
         k: v
         for k, v in os.environ.items()
-        if (not k.startswith("MCP_MEMORY_") or k in PASS_THROUGH) and k != "PYTHONDONTWRITEBYTECODE"
+        if (not k.startswith("MCP_MEMORY_") or k in pass_through) and k != "PYTHONDONTWRITEBYTECODE"
     }
     env["MCP_MEMORY_DB_PATH"] = str(db_path)
-    env["MCP_MEMORY_NAMESPACE"] = NAMESPACE
+    env["MCP_MEMORY_NAMESPACE"] = namespace
     return env
 
 
