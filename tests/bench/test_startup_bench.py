@@ -18,23 +18,11 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).parent
-ROUNDS = int(os.environ.get("MCP_MEMORY_BENCH_ROUNDS", "7"))
+sys.path.insert(0, str(HERE.parent / "e2e"))
+from e2e_helpers import INITIALIZE, rpc_line  # noqa: E402
+from test_startup_first_search_bench import EMPTY, OURS, server_env  # noqa: E402
 
-INITIALIZE = (
-    json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "startup-bench", "version": "0"},
-            },
-        }
-    )
-    + "\n"
-)
+ROUNDS = int(os.environ.get("MCP_MEMORY_BENCH_ROUNDS", "7"))
 
 
 def spawn_to_initialize(command: list[str], env: dict[str, str]) -> float:
@@ -45,7 +33,7 @@ def spawn_to_initialize(command: list[str], env: dict[str, str]) -> float:
     )
     assert proc.stdin is not None and proc.stdout is not None
     try:
-        proc.stdin.write(INITIALIZE.encode())
+        proc.stdin.write(rpc_line(INITIALIZE))
         proc.stdin.flush()
         line = proc.stdout.readline()
         elapsed = time.perf_counter() - started
@@ -65,17 +53,7 @@ def spawn_to_initialize(command: list[str], env: dict[str, str]) -> float:
 def env(tmp_path: Path) -> dict[str, str]:
     # As installed: bytecode is cached after the first run (a session's PYTHONDONTWRITEBYTECODE would
     # make every spawn recompile the SDK and our sources, ~0.5 s, for both servers).
-    clean = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("MCP_MEMORY_") and k != "PYTHONDONTWRITEBYTECODE"
-    }
-    clean["MCP_MEMORY_DB_PATH"] = str(tmp_path / "bench.db")
-    return clean
-
-
-OURS = [sys.executable, "-m", "mcp_memory_server"]
-EMPTY = [sys.executable, str(HERE / "empty_server.py")]
+    return server_env(tmp_path / "bench.db", pass_through=())
 
 
 def test_startup_initialize_vs_empty_server(benchmark: pytest.FixtureRequest, env: dict[str, str]) -> None:
