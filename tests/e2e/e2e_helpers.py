@@ -84,12 +84,13 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def http_server(command: Sequence[str], env: dict[str, str], errlog_path: Path) -> Iterator[str]:
-    """Run ``<command> serve --transport http --port N``; yield its /mcp URL once it accepts connections."""
+def http_server(command: Sequence[str], env: dict[str, str], errlog_path: Path, *args: str) -> Iterator[str]:
+    """Run ``<command> serve --transport http --port N [args]``; yield its /mcp URL once it accepts
+    connections (``--no-auth`` for a loopback server without tokens)."""
     port = free_port()
     with errlog_path.open("w") as errlog:
         proc = subprocess.Popen(
-            [*command, "serve", "--transport", "http", "--port", str(port)],
+            [*command, "serve", "--transport", "http", "--port", str(port), *args],
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,

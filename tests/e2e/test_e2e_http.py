@@ -19,7 +19,7 @@ async def test_basic_flow_over_streamable_http(db_path: Path, tmp_path: Path) ->
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
-    with http_server(module_command(), server_env(db_path), tmp_path / "http.err") as url:
+    with http_server(module_command(), server_env(db_path), tmp_path / "http.err", "--no-auth") as url:
         async with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
             init = await session.initialize()
             assert init.server_info.name == "mcp-memory"

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from mcp_memory_core import InvalidInputError, MemoryEngine, MemoryNotFoundError, MemoryType
-from mcp_memory_core.context import current_context, derive_namespace, slug
+from mcp_memory_core.context import current_context, derive_namespace, derive_project, slug
 from mcp_memory_core.lifecycle import TTLPolicy, parse_duration
 from mcp_memory_rankers import SimilarityRanker
 from mcp_memory_testing import HashEmbedder, InMemoryStore, TickingClock
@@ -165,8 +165,35 @@ def test_default_namespace_is_the_git_project(tmp_path: Path):
     plain = tmp_path / "notes_dir"
     plain.mkdir()
     assert derive_namespace(plain) == "notes_dir"
-    assert derive_namespace(Path("/")) == "default"
+    assert derive_namespace(Path("/")) == "user"
+    assert derive_namespace(Path.home()) == "user"
+    assert derive_project(Path.home()) is None
     assert slug("Ünïcode Name!") == "n-code-name"
+    reserved = tmp_path / "user"
+    (reserved / ".git").mkdir(parents=True)
+    assert derive_namespace(reserved) == "user-project"
+
+
+def test_worktrees_of_one_repository_share_its_namespace(tmp_path: Path):
+    """A real `git worktree add`: the linked worktree (any name) maps to the main repository's name."""
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None:
+        pytest.fail("git is needed for this test")
+    repo = tmp_path / "Atlas"
+    repo.mkdir()
+
+    def git(*args: str, cwd: Path = repo) -> None:
+        subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+    git("init", "-q")
+    git("-c", "user.email=t@example.org", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "x")
+    git("worktree", "add", "-q", str(tmp_path / "feature-branch-checkout"))
+    (tmp_path / "feature-branch-checkout" / "src").mkdir()
+    assert derive_namespace(repo) == "atlas"
+    assert derive_namespace(tmp_path / "feature-branch-checkout" / "src") == "atlas"
+    assert current_context(tmp_path / "feature-branch-checkout")["project"] == "Atlas"
 
 
 def test_context_is_attached_to_new_memories(tmp_path: Path):

@@ -40,6 +40,8 @@ def test_memory_to_dict() -> None:
         "deleted_at": None,
         "namespace": "default",
         "pinned": False,
+        "owner": "local",
+        "privacy_scope": "private",
     }
 
 

@@ -436,8 +436,9 @@ def make_v1_file(path: Path, memories: list[Memory], vectors: np.ndarray) -> Non
         for m, v in zip(memories, vectors, strict=True):
             conn.execute("INSERT OR IGNORE INTO namespaces (name) VALUES (?)", (m.namespace,))
             (ns,) = conn.execute("SELECT id FROM namespaces WHERE name = ?", (m.namespace,)).fetchone()
+            v1_columns = ", ".join(_COLUMNS.split(", ")[:14])  # no owner / privacy_scope before v3
             seq = conn.execute(
-                f"INSERT INTO memories ({_COLUMNS}) VALUES ({', '.join('?' * 14)})", _row_values(m)
+                f"INSERT INTO memories ({v1_columns}) VALUES ({', '.join('?' * 14)})", _row_values(m)[:14]
             ).lastrowid
             conn.execute(
                 "INSERT INTO vectors (rowid, embedding, ns, deleted, superseded) VALUES (?, ?, ?, ?, ?)",
@@ -479,7 +480,7 @@ def test_migrates_schema_1(db: Path) -> None:
     s = SqliteVecStore(db)
     s.open(MODEL, DIMS)
     try:
-        assert s.meta()["schema_version"] == str(SCHEMA_VERSION) == "2"
+        assert s.meta()["schema_version"] == str(SCHEMA_VERSION) == "3"
         assert s.meta()["created_by"] == "v1"
         assert s.get([m.id for m in items]) == {m.id: m for m in items}
         for i in (0, 5, 11):
@@ -593,3 +594,40 @@ def test_fts_query_drops_stopwords_unless_nothing_else_is_left() -> None:
     assert fts_query("what is it") == '"what" OR "is" OR "it"'
     assert fts_query('say "hi"') == '"say" OR "hi"'
     assert fts_query("?!") is None
+
+
+def test_migrates_schema_2_to_owned_private_memories(db: Path) -> None:
+    """A schema-2 file (no owner, no privacy_scope) opens as schema 3: every memory the local user's,
+    private, and scope filters work on the migrated rows."""
+    from mcp_memory_core.models import LOCAL_USER, PrivacyScope, Visibility
+
+    items = [Memory(content=f"before owners {i}") for i in range(5)]
+    vectors = vecs(5, seed=9)
+    s = SqliteVecStore(db)
+    s.open(MODEL, DIMS)
+    s.insert(items, vectors)
+    s.close()
+    binding = select_binding()
+    conn = binding.connect(str(db), timeout=5)
+    try:  # turn the file back into schema 2
+        conn.execute("DROP INDEX memories_owner")
+        conn.execute("ALTER TABLE memories DROP COLUMN owner")
+        conn.execute("ALTER TABLE memories DROP COLUMN privacy_scope")
+        conn.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+        conn.commit()
+    finally:
+        conn.close()
+    s = SqliteVecStore(db)
+    s.open(MODEL, DIMS)
+    try:
+        assert s.meta()["schema_version"] == "3"
+        got = s.get([m.id for m in items])
+        assert {m.owner for m in got.values()} == {LOCAL_USER}
+        assert {m.privacy_scope for m in got.values()} == {PrivacyScope.PRIVATE}
+        mine = MemoryFilter(namespace=None, visible_to=Visibility(LOCAL_USER))
+        theirs = MemoryFilter(namespace=None, visible_to=Visibility("alice"))
+        assert len(s.knn(vectors[0], 10, mine)) == 5
+        assert s.knn(vectors[0], 10, theirs) == []
+        assert s.count(theirs) == 0
+    finally:
+        s.close()

@@ -10,6 +10,7 @@ from .errors import (
     MemoryServerError,
     MemoryStateError,
     ModelMismatchError,
+    NotOwnerError,
     PluginConflictError,
     PluginError,
     UnknownBackendError,
@@ -17,21 +18,28 @@ from .errors import (
 from .hookspecs import hookimpl, hookspec
 from .models import (
     DEFAULT_NAMESPACE,
+    LOCAL_USER,
+    USER_NAMESPACE,
     Candidate,
     Memory,
     MemoryFilter,
     MemoryType,
+    PrivacyScope,
     ScoredCandidate,
     SearchHit,
+    Visibility,
     utcnow,
 )
 from .plugins import BackendInfo, PluginManager
 from .protocols import Embedder, Ranker, Store, StoreCapabilities, Vector
+from .scope import Scope
 from .settings import Settings
 from .specs import EmbedderSpec, RankerSpec, StoreSpec
 
 __all__ = [
     "DEFAULT_NAMESPACE",
+    "LOCAL_USER",
+    "USER_NAMESPACE",
     "BackendInfo",
     "Candidate",
     "Embedder",
@@ -45,11 +53,14 @@ __all__ = [
     "MemoryStateError",
     "MemoryType",
     "ModelMismatchError",
+    "NotOwnerError",
     "PluginConflictError",
     "PluginError",
     "PluginManager",
+    "PrivacyScope",
     "Ranker",
     "RankerSpec",
+    "Scope",
     "ScoredCandidate",
     "SearchHit",
     "Settings",
@@ -58,6 +69,7 @@ __all__ = [
     "StoreSpec",
     "UnknownBackendError",
     "Vector",
+    "Visibility",
     "hookimpl",
     "hookspec",
     "utcnow",

@@ -6,6 +6,12 @@ vectors (passages), gathering search candidates from the vector and keyword chan
 them to live chain heads, filters, over-fetching so filtered or chain-collapsed searches never come
 back short, and access statistics. Input checks live in :mod:`.validation`.
 Stores only keep rows and vectors; rankers only order candidates.
+
+Every public call runs in a :class:`~.scope.Scope` (who is asking). The engine asks the scope, in
+the few helpers below (``_readable``, ``_owned``, ``_read_filter``), whether a memory may be read
+or changed: a memory outside the scope is reported exactly like a missing one. A call without a
+scope runs in the engine's ``default_scope`` (the local user, who owns the file); an engine built
+with ``require_scope=True`` (the HTTP server) refuses such a call instead.
 """
 
 from __future__ import annotations
@@ -16,14 +22,15 @@ import math
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
-from .errors import InvalidInputError, MemoryNotFoundError, MemoryStateError
+from .errors import InvalidInputError, MemoryNotFoundError, MemoryStateError, NotOwnerError
 from .filters import NO_FILTERS, Filters
 from .lifecycle import TTLPolicy
 from .models import (
     DEFAULT_NAMESPACE,
+    LOCAL_USER,
     Candidate,
     DeleteOutcome,
     ImportOutcome,
@@ -31,6 +38,7 @@ from .models import (
     MemoryFilter,
     MemoryView,
     Page,
+    PrivacyScope,
     SearchHit,
     SimilarMemory,
     StoreOutcome,
@@ -40,17 +48,20 @@ from .models import (
 from .passages import split_passages
 from .protocols import Embedder, Ranker, Store, Vector
 from .recall import Recall, approximate_tokens, pack
+from .scope import Scope
 from .validation import (
     MAX_LIST_LIMIT,
     MAX_SEARCH_LIMIT,
     decode_cursor,
     encode_cursor,
     validate_content,
+    validate_flag,
     validate_id,
     validate_importance,
     validate_limit,
     validate_metadata,
     validate_namespace,
+    validate_privacy_scope,
     validate_tags,
     validate_type,
 )
@@ -61,6 +72,10 @@ MAX_KNN_K = 4096  # sqlite-vec's ceiling, and plenty for any store
 MAX_CHAIN_LENGTH = 10_000
 ALL_NAMESPACES = "*"
 SWEEP_INTERVAL_SECONDS = 60.0
+# Inside a write's transaction, the exact-duplicate check looks again at the memories created since a
+# little before the write began (another process may have stored the same text meanwhile).
+RECHECK_WINDOW = timedelta(minutes=5)
+RECHECK_LIMIT = 1000
 DUPLICATE_CHECK_K = 5
 PURGE_BATCH = 500
 
@@ -88,7 +103,9 @@ class MemoryEngine:
     ``dedup_threshold`` the similarity at which ``store_memory`` reports a near-duplicate, and
     ``conflict_policy`` (``report`` or ``supersede``) whether it also replaces it; ``context`` is
     attached to new memories as ``metadata["context"]``. ``track_access`` (default on) makes every
-    search add one access to each memory it returns.
+    search add one access to each memory it returns. ``default_scope`` is the scope of calls made
+    without one (default: the local user working in ``namespace``); ``require_scope=True`` makes
+    such calls an error instead (a multi-user server must never fall back to anyone).
     """
 
     def __init__(
@@ -104,6 +121,8 @@ class MemoryEngine:
         dedup_threshold: float = 0.95,
         conflict_policy: str = "report",
         context: Mapping[str, Any] | None = None,
+        default_scope: Scope | None = None,
+        require_scope: bool = False,
     ) -> None:
         if conflict_policy not in ("report", "supersede"):
             raise InvalidInputError(
@@ -113,6 +132,9 @@ class MemoryEngine:
         self.embedder = embedder
         self.ranker = ranker
         self.namespace = validate_namespace(namespace)
+        self.default_scope = default_scope or Scope.for_user(LOCAL_USER, project=self.namespace)
+        self.namespace = self.default_scope.default_namespace
+        self.require_scope = require_scope
         self.clock = clock
         self.track_access = track_access
         self.ttl = ttl or TTLPolicy()
@@ -145,15 +167,31 @@ class MemoryEngine:
         self.store.close()
         self._opened = False
 
-    def _namespace(self, namespace: str | None, *, allow_all: bool = False) -> str | None:
-        """The namespace a call works in: the engine's by default; ``"*"`` (reads only) means all."""
-        if namespace is None:
-            return self.namespace
-        if namespace.strip() == ALL_NAMESPACES:
-            if not allow_all:
-                raise InvalidInputError("'*' (all namespaces) is only allowed for search and list.")
-            return None
-        return validate_namespace(namespace)
+    # -- who is asking (the only place the engine consults the Scope) ------------------------------
+    def _scope(self, scope: Scope | None) -> Scope:
+        if scope is not None:
+            return scope
+        if self.require_scope:
+            raise RuntimeError("this engine serves several users: every call needs a Scope")
+        return self.default_scope
+
+    def _readable(self, memory_id: str, scope: Scope) -> Memory:
+        """The memory, if this scope may read it; otherwise exactly the error of a missing id."""
+        found = self.store.get([memory_id]).get(memory_id)
+        if found is None or not scope.can_read(found):
+            raise MemoryNotFoundError(memory_id)
+        return found
+
+    def _owned(self, memory_id: str, scope: Scope, action: str) -> Memory:
+        """The memory, if this scope may change it (its owner); readable but not owned: NotOwnerError."""
+        memory = self._readable(memory_id, scope)
+        if not scope.can_change(memory):
+            raise NotOwnerError(memory_id, action)
+        return memory
+
+    def _read_filter(self, scope: Scope, namespace: str | None, **fields: Any) -> MemoryFilter:
+        """The store filter of a read: the namespaces it covers and what the scope may see."""
+        return scope.reading(scope.read_namespaces(namespace), **fields)
 
     # -- vectors ---------------------------------------------------------------------------------
     def _embed(self, contents: Sequence[str]) -> tuple[Vector, list[int] | None]:
@@ -179,23 +217,30 @@ class MemoryEngine:
         importance: float | None = None,
         pinned: bool = False,
         namespace: str | None = None,
+        privacy_scope: str | None = None,
+        scope: Scope | None = None,
     ) -> StoreOutcome:
-        """Store a new memory (``type`` defaults to semantic, ``importance`` to 0.5), unless the same
-        content is already current in the namespace (status ``duplicate``, nothing written). Near
-        duplicates are listed in ``similar``; with conflict policy ``supersede`` the closest one is
-        updated instead (status ``superseded``)."""
+        """Store a new memory owned by the scope's principal (``type`` defaults to semantic,
+        ``importance`` to 0.5, ``privacy_scope`` to private), unless the same content is already one
+        of the principal's current memories in the namespace (status ``duplicate``, nothing written).
+        Near duplicates among the principal's memories are listed in ``similar``; with conflict
+        policy ``supersede`` the closest one is updated instead (status ``superseded``)."""
+        scope = self._scope(scope)
         fields: dict[str, Any] = {
             "content": validate_content(content),
             "metadata": validate_metadata(metadata),
-            "namespace": self._namespace(namespace),
-            "pinned": bool(pinned),
+            "namespace": scope.write_namespace(namespace),
+            "pinned": validate_flag(pinned, "pinned"),
+            "owner": scope.principal,
+            "privacy_scope": validate_privacy_scope(privacy_scope) or PrivacyScope.PRIVATE,
         }
         if self.context is not None and "context" not in fields["metadata"]:
             fields["metadata"]["context"] = dict(self.context)
         fields.update(_optional_fields(type, tags, importance))
         self.open()
+        started = self.clock()
         vectors, owners = self._embed([fields["content"]])
-        duplicate, similar = self._near_duplicates(fields["content"], vectors[0], fields["namespace"])
+        duplicate, similar = self._near_duplicates(fields["content"], vectors[0], fields["namespace"], scope)
         if duplicate is not None:
             log.info("store_memory: duplicate of %s, nothing written", duplicate.id)
             return StoreOutcome(memory=duplicate, status="duplicate", similar=similar)
@@ -206,22 +251,40 @@ class MemoryEngine:
                 target.id,
                 similar[0].similarity,
             )
-            changes = {k: v for k, v in fields.items() if k not in ("content", "namespace")}
-            outcome = self._new_version(target.id, fields["content"], changes, vectors, owners)
+            changes = {k: v for k, v in fields.items() if k not in ("content", "namespace", "owner")}
+            outcome = self._new_version(target.id, fields["content"], changes, vectors, owners, scope)
             return StoreOutcome(
                 memory=outcome.memory, status="superseded", similar=similar, superseded=outcome.superseded
             )
-        now = self.clock()
-        memory = Memory(**fields, created_at=now, updated_at=now)
-        self.store.insert([memory], vectors, owners)
+        with self.store.transaction():
+            # Under the write lock: another process may have stored the same text since the check.
+            duplicate = self._recent_duplicate(fields["content"], fields["namespace"], scope, started)
+            if duplicate is None:
+                now = self.clock()
+                memory = Memory(**fields, created_at=now, updated_at=now)
+                self.store.insert([memory], vectors, owners)
+        if duplicate is not None:
+            log.info("store_memory: duplicate of %s (stored concurrently), nothing written", duplicate.id)
+            return StoreOutcome(memory=duplicate, status="duplicate", similar=[])
         return StoreOutcome(memory=memory, status="stored", similar=similar)
 
+    def _recent_duplicate(self, content: str, namespace: str, scope: Scope, since: datetime) -> Memory | None:
+        """A current memory of the principal with the same normalized content created since shortly
+        before ``since`` (cheap: recent rows only), read inside the write transaction."""
+        where = scope.owning(namespace, include_superseded=False, created_after=since - RECHECK_WINDOW)
+        wanted = normalize_content(content)
+        for memory in self.store.list(where, RECHECK_LIMIT):
+            if normalize_content(memory.content) == wanted:
+                return memory
+        return None
+
     def _near_duplicates(
-        self, content: str, vector: Vector, namespace: str | None
+        self, content: str, vector: Vector, namespace: str, scope: Scope
     ) -> tuple[Memory | None, list[SimilarMemory]]:
-        """The current memory with the same normalized content (if any), and the current memories at
-        or above the dedup threshold, most similar first."""
-        where = MemoryFilter(namespace=namespace, include_superseded=False)
+        """The principal's current memory with the same normalized content (if any), and the
+        principal's current memories at or above the dedup threshold, most similar first. Other
+        users' memories never count: they are not the principal's to update."""
+        where = scope.owning(namespace, include_superseded=False)
         pairs = self.store.knn(vector, DUPLICATE_CHECK_K, where)
         found = self.store.get([memory_id for memory_id, _ in pairs])
         now = self.clock()
@@ -243,16 +306,25 @@ class MemoryEngine:
         *,
         batch_size: int = 64,
         on_batch: Callable[[int], None] | None = None,
+        scope: Scope | None = None,
     ) -> ImportOutcome:
         """Insert whole memories (ids, timestamps, chains as given), embedding in batches and writing
         one transaction per batch. Ids already present are skipped and counted, so a re-run is a no-op.
         ``on_batch`` is called with the number of memories handled after each batch (progress bars).
+        Every memory must belong to the scope's principal and go to a namespace it may write.
         """
+        scope = self._scope(scope)
         self.open()
         inserted = skipped = 0
         for batch in _batched(memories, batch_size):
             for memory in batch:
                 validate_content(memory.content)
+                if memory.owner != scope.principal:
+                    raise InvalidInputError(
+                        f"memory {memory.id} belongs to {memory.owner!r}; only {scope.principal!r}'s own "
+                        "memories can be imported here."
+                    )
+                scope.write_namespace(memory.namespace)
             existing = self.store.get([m.id for m in batch])
             fresh = [m for m in batch if m.id not in existing]
             if fresh:
@@ -274,21 +346,27 @@ class MemoryEngine:
         type: str | None = None,
         tags: Iterable[str] | None = None,
         importance: float | None = None,
+        privacy_scope: str | None = None,
+        scope: Scope | None = None,
     ) -> UpdateOutcome:
         """Create the new version and point the old head at it, in one transaction.
 
         Only the current head of a chain can be updated: updating an older version would fork the
         chain, so the error names the head to update instead. Fields left ``None`` keep their values.
+        Only the owner may update a memory.
         """
+        scope = self._scope(scope)
         memory_id = validate_id(memory_id)
         content = validate_content(content)
         changes = _optional_fields(type, tags, importance)
         if metadata is not None:
             changes["metadata"] = validate_metadata(metadata)
+        if (privacy := validate_privacy_scope(privacy_scope)) is not None:
+            changes["privacy_scope"] = privacy
         self.open()
-        self._require_current(self._require(memory_id), "update")
+        self._require_current(self._owned(memory_id, scope, "update"), "update", scope)
         vectors, owners = self._embed([content])
-        return self._new_version(memory_id, content, changes, vectors, owners)
+        return self._new_version(memory_id, content, changes, vectors, owners, scope)
 
     def _new_version(
         self,
@@ -297,10 +375,11 @@ class MemoryEngine:
         changes: Mapping[str, Any],
         vectors: Vector,
         owners: Sequence[int] | None,
+        scope: Scope,
     ) -> UpdateOutcome:
         with self.store.transaction():
-            old = self._require(memory_id)  # re-read under the write lock: no two updates fork a chain
-            self._require_current(old, "update")
+            old = self._owned(memory_id, scope, "update")  # re-read under the write lock: no fork
+            self._require_current(old, "update", scope)
             now = self.clock()
             new = old.model_copy(
                 update={
@@ -318,7 +397,9 @@ class MemoryEngine:
         superseded = old.model_copy(update={"superseded_by": new.id, "updated_at": now})
         return UpdateOutcome(memory=new, superseded=superseded)
 
-    def delete_memory(self, memory_id: str, *, hard: bool = False) -> DeleteOutcome:
+    def delete_memory(
+        self, memory_id: str, *, hard: bool = False, scope: Scope | None = None
+    ) -> DeleteOutcome:
         """Soft delete (default): set the tombstone; the row stays, the memory never appears in search.
 
         Deleting the head removes the fact from search (older versions resolve to a deleted head).
@@ -327,41 +408,49 @@ class MemoryEngine:
 
         Hard delete (``hard=True``) purges the memory's WHOLE chain — every version's content, vectors
         and keyword index — since each version holds the fact being forgotten; no pointer is left
-        dangling. ``purged`` lists the removed ids.
+        dangling. ``purged`` lists the removed ids. Only the owner may delete a memory.
         """
+        scope = self._scope(scope)
         memory_id = validate_id(memory_id)
+        hard = validate_flag(hard, "hard")
         self.open()
         if hard:
             with self.store.transaction():
-                memory = self._require(memory_id)
-                chain = self.chain_of(memory)
+                memory = self._owned(memory_id, scope, "delete")
+                chain = [m for m in self.chain_of(memory, scope=scope) if scope.can_change(m)]
                 self.store.purge([m.id for m in chain])
             return DeleteOutcome(memory=memory, status="purged", head_id=None, purged=[m.id for m in chain])
         with self.store.transaction():
-            memory = self._require(memory_id)
+            memory = self._owned(memory_id, scope, "delete")
             if memory.is_deleted:
-                return DeleteOutcome(memory=memory, status="already_deleted", head_id=self._head_id(memory))
+                return DeleteOutcome(
+                    memory=memory, status="already_deleted", head_id=self._head_id(memory, scope)
+                )
             now = self.clock()
             self.store.update_fields(memory_id, {"deleted_at": now, "updated_at": now})
         deleted = memory.model_copy(update={"deleted_at": now, "updated_at": now})
-        return DeleteOutcome(memory=deleted, status="deleted", head_id=self._head_id(deleted))
+        return DeleteOutcome(memory=deleted, status="deleted", head_id=self._head_id(deleted, scope))
 
-    def pin_memory(self, memory_id: str, pinned: bool = True) -> Memory:
-        """Pin (or unpin) the current version of a memory: pinned memories never expire."""
+    def pin_memory(self, memory_id: str, pinned: bool = True, *, scope: Scope | None = None) -> Memory:
+        """Pin (or unpin) the current version of a memory: pinned memories never expire. Owner only."""
+        scope = self._scope(scope)
         memory_id = validate_id(memory_id)
+        pinned = validate_flag(pinned, "pinned")
         self.open()
         with self.store.transaction():
-            memory = self._require(memory_id)
-            self._require_current(memory, "pin")
+            memory = self._owned(memory_id, scope, "pin")
+            self._require_current(memory, "pin", scope)
             now = self.clock()
-            self.store.update_fields(memory_id, {"pinned": bool(pinned), "updated_at": now})
-        return memory.model_copy(update={"pinned": bool(pinned), "updated_at": now})
+            self.store.update_fields(memory_id, {"pinned": pinned, "updated_at": now})
+        return memory.model_copy(update={"pinned": pinned, "updated_at": now})
 
-    def clear_namespace(self, namespace: str) -> int:
-        """Purge every memory of a namespace (all versions, tombstones included). Returns the count."""
-        name = validate_namespace(namespace)
+    def clear_namespace(self, namespace: str, *, scope: Scope | None = None) -> int:
+        """Purge every memory the principal owns in a namespace (all versions, tombstones included).
+        Other users' memories in it are theirs, and stay. Returns the count."""
+        scope = self._scope(scope)
+        name = scope.write_namespace(namespace)
         self.open()
-        where = MemoryFilter(namespace=name, include_deleted=True, include_superseded=True)
+        where = scope.owning(name, include_deleted=True, include_superseded=True)
         removed = 0
         while True:
             with self.store.transaction():
@@ -404,12 +493,14 @@ class MemoryEngine:
             self.sweep()
 
     # -- reads -----------------------------------------------------------------------------------
-    def get_memory(self, memory_id: str, *, history: bool = False) -> MemoryView:
+    def get_memory(self, memory_id: str, *, history: bool = False, scope: Scope | None = None) -> MemoryView:
         """The version asked for, as it is (never silently swapped), with the head of its chain and,
-        with ``history``, the whole chain oldest first."""
+        with ``history``, the whole chain oldest first (the versions this scope may read)."""
+        scope = self._scope(scope)
         memory_id = validate_id(memory_id)
+        history = validate_flag(history, "history")
         self.open()
-        memory = self._require(memory_id)
+        memory = self._readable(memory_id, scope)
         expiry = self.ttl.expires_at(memory)
         if memory.is_deleted:
             status = "expired" if expiry is not None and memory.deleted_at == expiry else "deleted"
@@ -419,8 +510,8 @@ class MemoryEngine:
             status = "superseded"
         else:
             status = "current"
-        chain = self.chain_of(memory) if history else None
-        return MemoryView(memory=memory, head_id=self._head_id(memory), status=status, history=chain)
+        chain = self.chain_of(memory, scope=scope) if history else None
+        return MemoryView(memory=memory, head_id=self._head_id(memory, scope), status=status, history=chain)
 
     def list_memories(
         self,
@@ -428,15 +519,18 @@ class MemoryEngine:
         cursor: str | None = None,
         filters: Filters = NO_FILTERS,
         namespace: str | None = None,
+        *,
+        scope: Scope | None = None,
     ) -> Page:
         """Current memories (chain heads, no tombstones, nothing expired) matching ``filters``, newest
-        first. ``namespace="*"`` lists every namespace."""
+        first, in the scope's home namespaces by default; ``namespace="*"``: every readable one."""
+        scope = self._scope(scope)
         limit = validate_limit(limit, MAX_LIST_LIMIT)
         after = decode_cursor(cursor) if cursor else None
-        ns = self._namespace(namespace, allow_all=True)
+        namespaces = scope.read_namespaces(namespace)
         self.open()
         self.sweep()  # lists must not show what has expired: tombstone it first (cheap when none)
-        where = filters.where(ns, include_superseded=False)
+        where = self._scoped(filters.where(None, include_superseded=False), scope, namespaces)
         rows = self.store.list(where, limit + 1, after)
         page, more = rows[:limit], len(rows) > limit
         return Page(
@@ -445,39 +539,62 @@ class MemoryEngine:
             total=self.store.count(where),
         )
 
-    def count(self, namespace: str | None = None) -> int:
-        ns = self._namespace(namespace, allow_all=True)
+    def count(self, namespace: str | None = None, *, scope: Scope | None = None) -> int:
+        """Current memories this scope may read (home namespaces by default, ``"*"``: all readable)."""
+        scope = self._scope(scope)
+        where = self._read_filter(scope, namespace, include_superseded=False)
         self.open()
-        return self.store.count(MemoryFilter(namespace=ns, include_superseded=False))
+        return self.store.count(where)
 
-    def list_namespaces(self) -> dict[str, int]:
-        """Every namespace with its number of current memories (seed 001's list_agents)."""
+    def list_namespaces(self, *, scope: Scope | None = None) -> dict[str, int]:
+        """Every namespace holding memories this scope may read, with how many of them are current
+        (seed 001's list_agents). Namespaces holding only other users' private memories are not shown."""
+        scope = self._scope(scope)
         self.open()
-        return self.store.namespaces()
+        where = scope.reading(scope.readable, include_deleted=True, include_superseded=True)
+        return self.store.namespaces(where)
 
-    def iter_memories(self, namespace: str | None = ALL_NAMESPACES) -> Iterator[Memory]:
-        """Every stored memory (all versions, tombstones) of a namespace, or of all with ``"*"``."""
-        ns = self._namespace(namespace, allow_all=True)
+    def iter_memories(
+        self, namespace: str | None = ALL_NAMESPACES, *, scope: Scope | None = None
+    ) -> Iterator[Memory]:
+        """Every memory the principal owns (all versions, tombstones) in a namespace, or in every
+        readable one with ``"*"`` (export: one's own memories; shared ones are their owners' to export)."""
+        scope = self._scope(scope)
+        namespaces = scope.read_namespaces(namespace)
         self.open()
-        return (m for m in self.store.iter_all() if ns is None or m.namespace == ns)
+        return (
+            m
+            for m in self.store.iter_all()
+            if m.owner == scope.principal
+            and scope.can_read(m)
+            and (namespaces is None or m.namespace in namespaces)
+        )
 
     def search_memories(
-        self, query: str, limit: int = 10, filters: Filters = NO_FILTERS, namespace: str | None = None
+        self,
+        query: str,
+        limit: int = 10,
+        filters: Filters = NO_FILTERS,
+        namespace: str | None = None,
+        *,
+        scope: Scope | None = None,
     ) -> list[SearchHit]:
-        """Rank live chain heads matching ``filters`` against ``query``.
+        """Rank live chain heads matching ``filters`` against ``query``, among the memories this
+        scope may read in its home namespaces (``namespace="*"``: every readable one).
 
         Candidates come from the vector channel (every version's passages; the best match per chain
         wins) and, when the store can, the keyword channel; the ranker orders them.
         """
+        scope = self._scope(scope)
         if not isinstance(query, str) or not query.strip():
             raise InvalidInputError("query must be a non-empty string.")
         limit = validate_limit(limit, MAX_SEARCH_LIMIT)
-        ns = self._namespace(namespace, allow_all=True)
+        namespaces = scope.read_namespaces(namespace)
         self.open()
         self._sweep_if_due()
         vector = self.embedder.embed_query(query)
-        where = filters.where(ns, include_superseded=True)
-        candidates = self._gather(query, vector, limit, where)
+        where = self._scoped(filters.where(None, include_superseded=True), scope, namespaces)
+        candidates = self._gather(query, vector, limit, where, scope)
         now = self.clock()
         ranked = self.ranker.rank(query, candidates, now)[:limit]
         if self.track_access and ranked:
@@ -494,7 +611,13 @@ class MemoryEngine:
         ]
 
     def recall(
-        self, query: str, token_budget: int, namespace: str | None = None, filters: Filters = NO_FILTERS
+        self,
+        query: str,
+        token_budget: int,
+        namespace: str | None = None,
+        filters: Filters = NO_FILTERS,
+        *,
+        scope: Scope | None = None,
     ) -> Recall:
         """The best memories for ``query`` packed into ``token_budget`` tokens (seed 002's
         memory_injection), counted with the embedder's tokenizer when it has ``count_tokens``."""
@@ -506,26 +629,32 @@ class MemoryEngine:
             raise InvalidInputError(
                 f"token_budget must be an integer from 1 to 100000; got {token_budget!r}."
             )
-        hits = self.search_memories(query, limit=MAX_SEARCH_LIMIT, filters=filters, namespace=namespace)
+        hits = self.search_memories(
+            query, limit=MAX_SEARCH_LIMIT, filters=filters, namespace=namespace, scope=scope
+        )
         counter = getattr(self.embedder, "count_tokens", None)
         return pack(hits, token_budget, counter if callable(counter) else approximate_tokens, self.clock())
 
-    def stats(self) -> dict[str, Any]:
-        """Counts for the stats resource: per namespace, and by type in the default namespace."""
+    def stats(self, *, scope: Scope | None = None) -> dict[str, Any]:
+        """Counts for the stats resource, of what this scope may read: per namespace, and by type in
+        its default namespace."""
+        scope = self._scope(scope)
         self.open()
+        home = frozenset({scope.default_namespace})
         by_type = {
-            str(t): self.store.count(
-                MemoryFilter(namespace=self.namespace, include_superseded=False, types=frozenset({t}))
-            )
+            str(t): self.store.count(scope.reading(home, include_superseded=False, types=frozenset({t})))
             for t in self.ttl.ttl
         }
         return {
-            "namespace": self.namespace,
-            "namespaces": self.store.namespaces(),
-            "current_in_namespace": self.count(),
+            "user": scope.principal,
+            "teams": sorted(scope.teams),
+            "namespace": scope.default_namespace,
+            "home_namespaces": list(scope.home_namespaces),
+            "namespaces": self.list_namespaces(scope=scope),
+            "current_in_namespace": self.store.count(scope.reading(home, include_superseded=False)),
             "by_type": by_type,
             "stored_versions_all_namespaces": self.store.count(
-                MemoryFilter(namespace=None, include_deleted=True, include_superseded=True)
+                scope.reading(scope.readable, include_deleted=True, include_superseded=True)
             ),
             "embedder": self.embedder.model_id,
             "store": self.store.location,
@@ -533,7 +662,17 @@ class MemoryEngine:
             "ttl": {str(t): (d.total_seconds() if d is not None else None) for t, d in self.ttl.ttl.items()},
         }
 
-    def _gather(self, query: str, vector: Vector, limit: int, where: MemoryFilter) -> list[Candidate]:
+    @staticmethod
+    def _scoped(where: MemoryFilter, scope: Scope, namespaces: frozenset[str] | None) -> MemoryFilter:
+        """A user filter narrowed to what ``scope`` may read in ``namespaces``."""
+        bounds = scope.reading(namespaces)
+        return dataclasses.replace(
+            where, namespace=None, namespaces=bounds.namespaces, visible_to=bounds.visible_to
+        )
+
+    def _gather(
+        self, query: str, vector: Vector, limit: int, where: MemoryFilter, scope: Scope
+    ) -> list[Candidate]:
         """Candidates from both channels, resolved to live heads that match the filter.
 
         Several versions of one chain, or matches whose head was deleted or no longer matches the
@@ -545,7 +684,9 @@ class MemoryEngine:
         while True:
             vector_pairs = self.store.knn(vector, k, where)
             keyword_pairs = self.store.keyword_search(query, k, where) if keyword else []
-            heads = self._live_heads([i for i, _ in vector_pairs] + [i for i, _ in keyword_pairs], where)
+            heads = self._live_heads(
+                [i for i, _ in vector_pairs] + [i for i, _ in keyword_pairs], where, scope
+            )
             by_vector = _best_per_head(vector_pairs, heads)
             if len(by_vector) >= limit or len(vector_pairs) < k or k >= MAX_KNN_K:
                 break
@@ -570,9 +711,10 @@ class MemoryEngine:
             )
         return candidates
 
-    def _live_heads(self, memory_ids: Sequence[str], where: MemoryFilter) -> dict[str, Memory]:
-        """memory id -> its live head, for matches whose head is current and matches ``where``'s
-        user-facing filters (a filter asks about the fact as it is now, not an old wording)."""
+    def _live_heads(self, memory_ids: Sequence[str], where: MemoryFilter, scope: Scope) -> dict[str, Memory]:
+        """memory id -> its live head, for matches whose head is current, readable in ``scope`` and
+        matches ``where``'s user-facing filters (a filter asks about the fact as it is now, not an old
+        wording)."""
         matched = self.store.get(list(dict.fromkeys(memory_ids)))
         heads = self.resolve_heads(list(matched.values()))
         # The same filter, minus what selects versions rather than facts (heads are current by now).
@@ -582,36 +724,33 @@ class MemoryEngine:
             memory_id: head
             for memory_id, head in heads.items()
             if head.is_current
+            and scope.can_read(head)
             and not self.ttl.is_expired(head, now)  # hidden at once, before any sweep
             and (not where.narrows_content or head_filter.matches(head))
         }
 
     # -- chains ----------------------------------------------------------------------------------
-    def _require(self, memory_id: str) -> Memory:
-        found = self.store.get([memory_id]).get(memory_id)
-        if found is None:
-            raise MemoryNotFoundError(memory_id)
-        return found
-
-    def _require_current(self, memory: Memory, action: str) -> None:
+    def _require_current(self, memory: Memory, action: str, scope: Scope) -> None:
         if memory.is_deleted:
             raise MemoryStateError(
                 f"Memory {memory.id} is deleted; it cannot be {action}d. Store a new memory."
             )
         if memory.superseded_by is not None:
-            head = self._head_id(memory)
+            head = self._head_id(memory, scope)
             raise MemoryStateError(
                 f"Memory {memory.id} was superseded; its current version is {head}. {action.capitalize()} "
                 f"that one instead."
             )
 
-    def _head_id(self, memory: Memory) -> str | None:
+    def _head_id(self, memory: Memory, scope: Scope) -> str | None:
+        """The id of the head of ``memory``'s chain, if this scope may read it."""
         heads = self.resolve_heads([memory])
         head = heads.get(memory.id)
-        return head.id if head is not None else None
+        return head.id if head is not None and scope.can_read(head) else None
 
-    def chain_of(self, memory: Memory) -> list[Memory]:
-        """Every version of ``memory``'s chain, oldest first, ending with its head."""
+    def chain_of(self, memory: Memory, *, scope: Scope | None = None) -> list[Memory]:
+        """Every version of ``memory``'s chain this scope may read, oldest first, ending with its head."""
+        scope = self._scope(scope)
         chain = [memory]
         frontier = {memory.id}
         seen = {memory.id}
@@ -629,7 +768,7 @@ class MemoryEngine:
             chain.append(found)
             seen.add(found.id)
             current = found
-        return sorted(chain, key=lambda m: (m.created_at, m.id))
+        return sorted((m for m in chain if scope.can_read(m)), key=lambda m: (m.created_at, m.id))
 
     def resolve_heads(self, memories: Sequence[Memory]) -> dict[str, Memory]:
         """Map each memory's id to the head of its chain (the memory itself if it is the head).

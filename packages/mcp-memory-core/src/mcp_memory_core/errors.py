@@ -63,3 +63,14 @@ class UnknownBackendError(PluginError, LookupError):
         )
         self.kind = kind
         self.name = name
+
+
+class NotOwnerError(MemoryServerError, PermissionError):
+    """The memory is readable in this scope but belongs to another user: only its owner changes it."""
+
+    def __init__(self, memory_id: str, action: str) -> None:
+        super().__init__(
+            f"Memory {memory_id} belongs to another user; only its owner can {action} it. Store your own "
+            "memory instead."
+        )
+        self.memory_id = memory_id

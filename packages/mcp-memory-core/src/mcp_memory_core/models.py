@@ -17,6 +17,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 DEFAULT_NAMESPACE = "default"
+# Every user's personal namespace: preferences and facts about the person, readable from every project.
+USER_NAMESPACE = "user"
+# The principal of a server used by one person (stdio, the CLI): they own the file and what it holds.
+LOCAL_USER = "local"
 
 
 def utcnow() -> datetime:
@@ -37,11 +41,24 @@ class MemoryType(StrEnum):
     PROCEDURAL = "procedural"
 
 
+class PrivacyScope(StrEnum):
+    """Who besides its owner may read a memory (seed 002). Only the owner ever changes it.
+
+    ``private``: the owner alone; ``team``: also every user who shares a team with the owner;
+    ``public``: every user of the server."""
+
+    PRIVATE = "private"
+    TEAM = "team"
+    PUBLIC = "public"
+
+
 class Memory(BaseModel):
     """One stored memory (one version of a fact).
 
     ``superseded_by`` holds the id of the newer version, or ``None`` for the head of a chain.
     ``deleted_at`` is the tombstone: set by a soft delete, ``None`` while the memory is live.
+    ``owner`` is the user who stored it (every version of a chain has the same owner) and
+    ``privacy_scope`` who else may read it.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -60,6 +77,8 @@ class Memory(BaseModel):
     pinned: bool = False
     access_count: int = Field(default=0, ge=0)
     last_accessed: datetime | None = None
+    owner: str = LOCAL_USER
+    privacy_scope: PrivacyScope = PrivacyScope.PRIVATE
 
     @property
     def is_deleted(self) -> bool:
@@ -75,6 +94,22 @@ MetadataValue = str | int | float | bool | None
 
 
 @dataclass(frozen=True)
+class Visibility:
+    """Which memories a user may read: their own, public ones, and team ones of their teammates
+    (users who share at least one team with them). A store renders it as one condition."""
+
+    principal: str
+    teammates: frozenset[str] = frozenset()
+
+    def allows(self, memory: Memory) -> bool:
+        return (
+            memory.owner == self.principal
+            or memory.privacy_scope == PrivacyScope.PUBLIC
+            or (memory.privacy_scope == PrivacyScope.TEAM and memory.owner in self.teammates)
+        )
+
+
+@dataclass(frozen=True)
 class MemoryFilter:
     """What a store must match. Stores apply every field BEFORE their top-k, never after.
 
@@ -85,6 +120,8 @@ class MemoryFilter:
     key = value pairs that must all hold (JSON equality: ``1`` and ``"1"`` differ).
     Lifecycle fields the engine uses: ``pinned`` (TTL sweeps skip pinned memories) and
     ``superseded_by_in`` (memories whose ``superseded_by`` is one of these ids: a chain's predecessors).
+    Who may see what (the engine's Scope): ``namespaces`` (any of these; ``None``: no limit, on top of
+    ``namespace``), ``owner`` (exactly this owner) and ``visible_to`` (see :class:`Visibility`).
     """
 
     namespace: str | None = DEFAULT_NAMESPACE
@@ -99,6 +136,9 @@ class MemoryFilter:
     metadata: tuple[tuple[str, MetadataValue], ...] = ()
     pinned: bool | None = None
     superseded_by_in: frozenset[str] | None = None
+    namespaces: frozenset[str] | None = None
+    owner: str | None = None
+    visible_to: Visibility | None = None
 
     @property
     def narrows_content(self) -> bool:
@@ -115,6 +155,12 @@ class MemoryFilter:
     def matches(self, memory: Memory) -> bool:
         """The reference semantics of the filter, for stores that filter in Python."""
         if self.namespace is not None and memory.namespace != self.namespace:
+            return False
+        if self.namespaces is not None and memory.namespace not in self.namespaces:
+            return False
+        if self.owner is not None and memory.owner != self.owner:
+            return False
+        if self.visible_to is not None and not self.visible_to.allows(memory):
             return False
         if not self.include_deleted and memory.deleted_at is not None:
             return False

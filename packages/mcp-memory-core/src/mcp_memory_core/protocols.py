@@ -130,9 +130,10 @@ class Store(Protocol):
 
     def count(self, where: MemoryFilter) -> int: ...
 
-    def namespaces(self) -> dict[str, int]:
-        """Every namespace holding memories, with its number of current memories (not superseded, not
-        deleted; a namespace whose memories are all deleted counts 0)."""
+    def namespaces(self, where: MemoryFilter | None = None) -> dict[str, int]:
+        """Every namespace holding memories (matching ``where``, when given: the engine passes the
+        Scope's visibility and namespaces), with its number of current memories among them (not
+        superseded, not deleted; a namespace whose matching memories are all deleted counts 0)."""
 
     def iter_all(self) -> Iterator[Memory]:
         """Every memory in the store, in no particular order (export, maintenance)."""

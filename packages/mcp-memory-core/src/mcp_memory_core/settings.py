@@ -9,9 +9,9 @@ import platformdirs
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from .context import derive_namespace
+from .context import derive_project
 from .lifecycle import TTLPolicy, parse_duration
-from .models import MemoryType
+from .models import LOCAL_USER, MemoryType
 from .validation import validate_namespace
 
 APP_NAME = "mcp-memory"
@@ -41,7 +41,23 @@ class Settings(BaseSettings):
     strict_plugins: bool = Field(default=False, description="Fail on a plugin that cannot be loaded")
     log_level: str = Field(default="INFO", description="Log level (logs go to stderr)")
     namespace: str | None = Field(
-        default=None, description="Default namespace (default: the git project or working directory name)"
+        default=None,
+        description="The project namespace (default: the git repository's name, shared by its worktrees, or "
+        "the working directory's; none in the home directory or /, where writes go to 'user')",
+    )
+    user: str = Field(
+        default=LOCAL_USER, description="Who the stdio server and the CLI act as (the owner of new memories)"
+    )
+    tokens_path: Path | None = Field(
+        default=None, description="The HTTP server's token file (default: tokens.db beside the database)"
+    )
+    allowed_hosts: str = Field(
+        default="",
+        description="HTTP: extra Host names the server answers to, comma-separated (e.g. memory.example.com "
+        "behind a reverse proxy); loopback names and the bind address are always allowed",
+    )
+    public_url: str | None = Field(
+        default=None, description="HTTP: the server's URL as clients reach it (default http://HOST:PORT)"
     )
     ttl_working: str = Field(default="48h", description="Lifetime of working memories (e.g. 48h, 90d, never)")
     ttl_episodic: str = Field(default="90d", description="Lifetime of episodic memories")
@@ -66,8 +82,15 @@ class Settings(BaseSettings):
             }
         )
 
-    def resolved_namespace(self) -> str:
-        return validate_namespace(self.namespace) if self.namespace else derive_namespace()
+    def resolved_project(self) -> str | None:
+        """The project namespace, or None (no project: writes go to ``user``)."""
+        return validate_namespace(self.namespace) if self.namespace else derive_project()
+
+    def resolved_tokens_path(self) -> Path:
+        if self.tokens_path is not None:
+            return self.tokens_path.expanduser().resolve()
+        base = self.db_path.parent if str(self.db_path) != ":memory:" else default_db_path().parent
+        return base / "tokens.db"
 
     @field_validator("db_path")
     @classmethod
@@ -79,6 +102,13 @@ class Settings(BaseSettings):
     def _duration(cls, value: str) -> str:
         parse_duration(value)  # raises a clear error for a bad duration
         return value
+
+    @field_validator("user")
+    @classmethod
+    def _user(cls, value: str) -> str:
+        from .scope import validate_principal
+
+        return validate_principal(value)
 
     @field_validator("store", "embedder", "ranker")
     @classmethod

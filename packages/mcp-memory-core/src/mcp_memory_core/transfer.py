@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .errors import InvalidInputError
-from .models import DEFAULT_NAMESPACE, ImportOutcome, Memory, MemoryType, utcnow
+from .models import DEFAULT_NAMESPACE, LOCAL_USER, ImportOutcome, Memory, MemoryType, PrivacyScope, utcnow
+from .scope import Scope, validate_principal
 from .validation import (
     MAX_CONTENT_CHARS,
     validate_content,
@@ -104,6 +105,8 @@ class ExportRecord(BaseModel):
     pinned: bool = False
     access_count: int = Field(default=0, ge=0)
     last_accessed: AwareDatetime | None = None
+    owner: str | None = None  # absent in exports older than owners: the importing user's
+    privacy_scope: PrivacyScope = PrivacyScope.PRIVATE
 
     @field_validator("id", "superseded_by")
     @classmethod
@@ -114,6 +117,11 @@ class ExportRecord(BaseModel):
     @classmethod
     def _namespace(cls, value: str) -> str:
         return validate_namespace(value)
+
+    @field_validator("owner")
+    @classmethod
+    def _owner(cls, value: str | None) -> str | None:
+        return None if value is None else validate_principal(value)
 
     @field_validator("content")
     @classmethod
@@ -153,10 +161,13 @@ class ExportRecord(BaseModel):
             "pinned": bool(memory.pinned),
             "access_count": int(memory.access_count),
             "last_accessed": format_datetime(memory.last_accessed),
+            "owner": memory.owner,
+            "privacy_scope": PrivacyScope(memory.privacy_scope).value,
         }
 
-    def to_memory(self) -> Memory:
-        return Memory(**{**self.model_dump(), "tags": tuple(self.tags)})
+    def to_memory(self, owner: str = LOCAL_USER) -> Memory:
+        """The memory; ``owner`` is used when the record names none (an export older than owners)."""
+        return Memory(**{**self.model_dump(), "tags": tuple(self.tags), "owner": self.owner or owner})
 
 
 def _dumps(data: Mapping[str, Any]) -> str:
@@ -164,13 +175,17 @@ def _dumps(data: Mapping[str, Any]) -> str:
 
 
 def export_memories(
-    engine: MemoryEngine, out: TextIO, *, namespace: str | None = None, now: datetime | None = None
+    engine: MemoryEngine,
+    out: TextIO,
+    *,
+    namespace: str | None = None,
+    now: datetime | None = None,
+    scope: Scope | None = None,
 ) -> int:
-    """Write every memory (of ``namespace``, or of all namespaces when ``None``) to ``out`` as
-    mcp-memory JSON Lines v1; return how many were written. ``now`` fixes ``exported_at`` (for
-    reproducible output); it defaults to the current time."""
-    engine.open()
-    memories = [m for m in engine.store.iter_all() if namespace is None or m.namespace == namespace]
+    """Write every memory the scope's principal owns (of ``namespace``, or of every namespace when
+    ``None``) to ``out`` as mcp-memory JSON Lines v1; return how many were written. ``now`` fixes
+    ``exported_at`` (for reproducible output); it defaults to the current time."""
+    memories = list(engine.iter_memories(namespace or "*", scope=scope))
     memories.sort(key=lambda m: (m.namespace, _utc(m.created_at), m.id))
     header = {
         "format": FORMAT_NAME,
@@ -200,8 +215,8 @@ def _numbered(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
             yield number, line
 
 
-def read_mcp_memory_jsonl(lines: Iterable[str]) -> Iterator[Memory]:
-    """Parse and validate an mcp-memory export, line by line.
+def read_mcp_memory_jsonl(lines: Iterable[str], *, owner: str = LOCAL_USER) -> Iterator[Memory]:
+    """Parse and validate an mcp-memory export, line by line (records without an owner get ``owner``).
 
     Raises :class:`InvalidInputError` naming the line for a missing or foreign header, a line that is
     not JSON or not a valid memory, a duplicate id, or a record count that disagrees with the header
@@ -246,7 +261,7 @@ def read_mcp_memory_jsonl(lines: Iterable[str]) -> Iterator[Memory]:
                 f"line {number}: duplicate memory id {record.id} (also on line {seen[record.id]})."
             )
         seen[record.id] = number
-        yield record.to_memory()
+        yield record.to_memory(owner)
     if header.count is not None and header.count != len(seen):
         raise InvalidInputError(
             f"The header says {header.count} memories but the file holds {len(seen)}: "
@@ -270,11 +285,13 @@ def import_records(
     *,
     batch_size: int = 64,
     on_batch: Callable[[int], None] | None = None,
+    scope: Scope | None = None,
 ) -> ImportOutcome:
     """Insert whole memories as they are (ids, namespaces, chains, tombstones), re-embedding each
     one (superseded versions too, so their wording still finds the head). Ids already present are
-    skipped: importing the same records twice inserts nothing the second time."""
-    return engine.import_memories(_unique(memories), batch_size=batch_size, on_batch=on_batch)
+    skipped: importing the same records twice inserts nothing the second time. Every memory must be
+    the scope's principal's own."""
+    return engine.import_memories(_unique(memories), batch_size=batch_size, on_batch=on_batch, scope=scope)
 
 
 def derived_id(*parts: str) -> str:
@@ -538,12 +555,29 @@ def read_memories(
     now: datetime | None = None,
     include_assistant: bool = False,
     memory_type: MemoryType | None = None,
+    owner: str = LOCAL_USER,
 ) -> list[Memory]:
     """Read and validate a whole file before anything is written (a bad line late in a file must not
     leave half an import behind). ``namespace`` is the target of the chatgpt and knowledge-graph
     formats; mcp-memory records keep their own, and ``memory_type`` (default: semantic — imported
     history is usually older than the episodic lifetime and would expire at once) applies to those
-    two formats only."""
+    two formats only. ``owner`` owns what the file does not give an owner (every memory of the
+    chatgpt and knowledge-graph formats)."""
+    memories = _read_memories(path, format, namespace, now, include_assistant, memory_type, owner)
+    if format == "mcp-memory":
+        return memories
+    return [m if m.owner == owner else m.model_copy(update={"owner": owner}) for m in memories]
+
+
+def _read_memories(
+    path: Path,
+    format: Format,
+    namespace: str,
+    now: datetime | None,
+    include_assistant: bool,
+    memory_type: MemoryType | None,
+    owner: str,
+) -> list[Memory]:
     if format == "chatgpt":
         return parse_chatgpt_conversations(
             load_chatgpt_export(path),
@@ -554,7 +588,7 @@ def read_memories(
     try:
         with path.open(encoding="utf-8") as handle:
             if format == "mcp-memory":
-                return list(read_mcp_memory_jsonl(handle))
+                return list(read_mcp_memory_jsonl(handle, owner=owner))
             if format == "mcp-knowledge-graph":
                 return parse_knowledge_graph(
                     handle, namespace=namespace, now=now, memory_type=memory_type or MemoryType.SEMANTIC

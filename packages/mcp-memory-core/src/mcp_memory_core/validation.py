@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .errors import InvalidInputError
-from .models import Memory, MemoryType
+from .models import Memory, MemoryType, PrivacyScope
 
 MAX_CONTENT_CHARS = 100_000
 MAX_SEARCH_LIMIT = 100
@@ -53,6 +53,23 @@ def validate_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
         return dict(json.loads(json.dumps(dict(metadata), allow_nan=False)))
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(f"metadata must be JSON-serializable: {exc}") from None
+
+
+def validate_flag(value: bool, name: str) -> bool:
+    """A true/false argument: a real bool, never a string or number coerced into one."""
+    if not isinstance(value, bool):
+        raise InvalidInputError(f"{name} must be true or false; got {value!r}.")
+    return value
+
+
+def validate_privacy_scope(value: str | None) -> PrivacyScope | None:
+    if value is None:
+        return None
+    try:
+        return PrivacyScope(str(value).strip().lower()) if isinstance(value, str) else PrivacyScope(value)
+    except ValueError:
+        choices = ", ".join(p.value for p in PrivacyScope)
+        raise InvalidInputError(f"privacy_scope must be one of {choices}; got {value!r}.") from None
 
 
 def validate_limit(limit: int, maximum: int) -> int:

@@ -25,7 +25,10 @@ from .service import EngineFactory, MemoryService
 
 if TYPE_CHECKING:
     from mcp_memory_core.engine import MemoryEngine
+    from mcp_memory_core.scope import Scope
     from mcp_memory_core.settings import Settings
+
+    from .http_security import HttpSecurity
 
 # The core (and numpy, pydantic-settings …) is imported by the warm-up thread, after the handshake:
 # nothing on the path to the ``initialize`` reply imports it. Tools import it lazily, once warm.
@@ -54,6 +57,11 @@ projects, preferences, decisions and their reasons, conventions, names of people
 important dates. Store one self-contained fact per memory, written so it makes sense without this \
 conversation (say who and what, not "he" or "this"). Do not store secrets, passwords or transient \
 chatter.
+
+Where: preferences and facts about the person (their name, habits, tools they like) go to \
+namespace "user", which every project sees; facts about the current project (its stack, conventions, \
+decisions) go to the default, the project's namespace. Searches cover both unless you pass a \
+namespace. Memories are private to their owner unless stored with privacy_scope "team" or "public".
 
 Update (update_memory) when a fact changed: call update_memory on the old memory's id with the new \
 wording instead of storing a second, contradicting memory. The old version stays in history and a \
@@ -95,11 +103,30 @@ Metadata = Annotated[
 ]
 NamespaceArg = Annotated[
     str | None,
-    Field(description="Namespace (project or user); default: the server's namespace (its project)."),
+    Field(
+        description=(
+            '"user" for preferences and facts about the person (seen from every project); default: the '
+            "current project's namespace, for facts about the project."
+        )
+    ),
 ]
 ReadNamespaceArg = Annotated[
     str | None,
-    Field(description='Namespace to read; default: the server\'s namespace; "*" searches every namespace.'),
+    Field(
+        description=(
+            'Namespace to read; default: the current project and "user" together; "*": every namespace '
+            "you may read."
+        )
+    ),
+]
+PrivacyArg = Annotated[
+    Literal["private", "team", "public"] | None,
+    Field(
+        description=(
+            "Who else may read it: private (only you: the default), team (members of your teams), "
+            "public (every user of this server). Only you can ever change or delete it."
+        )
+    ),
 ]
 MemoryTypeName = Literal["working", "episodic", "semantic", "procedural"]
 TypeArg = Annotated[
@@ -136,19 +163,33 @@ MetadataFilter = Annotated[
 ]
 
 
+def current_access_token() -> Any:
+    """The bearer token the HTTP request was authenticated with (the MCP SDK's auth context), or
+    None (stdio, or an HTTP server run with --no-auth on loopback)."""
+    from mcp.server.auth.middleware.auth_context import get_access_token
+
+    return get_access_token()
+
+
 def build_app(
     settings: Settings | None = None,
     *,
     service: MemoryService | None = None,
     engine_factory: EngineFactory | None = None,
+    security: HttpSecurity | None = None,
 ) -> MCPServer[Any]:
-    """The MCP server. Cheap: no store is opened and no model loaded until after the handshake."""
+    """The MCP server. Cheap: no store is opened and no model loaded until after the handshake.
+
+    ``security`` (HTTP only) adds the MCP SDK's bearer-token auth when it carries a verifier: every
+    request then needs a valid token, and the service builds each request's Scope from it."""
     if service is None:
         service = MemoryService(settings, engine_factory)
 
-    async def run(fn: Callable[[MemoryEngine], T]) -> T:
+    async def run(fn: Callable[[MemoryEngine, Scope], T]) -> T:
+        """Run ``fn(engine, scope)`` off the event loop. The scope (who is asking) is built here, once
+        per request, by the service from the request's credentials: never by a tool."""
         try:
-            return await service.call(fn)
+            return await service.call_scoped(fn, current_access_token())
         except Exception as exc:
             from mcp_memory_core.errors import MemoryServerError
 
@@ -176,6 +217,8 @@ def build_app(
         instructions=INSTRUCTIONS,
         version=__version__,
         middleware=[warm_after_handshake],
+        token_verifier=security.verifier if security is not None else None,
+        auth=security.auth if security is not None else None,
     )
     mcp.memory_service = service  # type: ignore[attr-defined]  # handy for tests and the CLI
 
@@ -202,6 +245,7 @@ def build_app(
         importance: ImportanceArg = None,
         pinned: Annotated[bool, Field(description="Pinned memories never expire.")] = False,
         namespace: NamespaceArg = None,
+        privacy_scope: PrivacyArg = None,
     ) -> dict[str, Any]:
         """Store a new memory: a durable fact, preference or decision worth recalling in later conversations.
 
@@ -211,7 +255,7 @@ def build_app(
         update_memory on it instead. If the memory replaces something stored before, use update_memory.
         """
 
-        def do(engine: MemoryEngine) -> dict[str, Any]:
+        def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
             outcome = engine.store_memory(
                 content,
                 metadata,
@@ -220,6 +264,8 @@ def build_app(
                 importance=importance,
                 pinned=pinned,
                 namespace=namespace,
+                privacy_scope=privacy_scope,
+                scope=scope,
             )
             return store_outcome_to_dict(outcome, engine.ttl, engine.clock())
 
@@ -246,7 +292,7 @@ def build_app(
         an older version when that version's wording is what matched (the result is its current version).
         """
 
-        def do(engine: MemoryEngine) -> dict[str, Any]:
+        def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
             filters = parse_filters(
                 types=types,
                 tags=tags,
@@ -255,7 +301,7 @@ def build_app(
                 created_before=created_before,
                 metadata=metadata,
             )
-            hits = engine.search_memories(query, limit, filters, namespace=namespace)
+            hits = engine.search_memories(query, limit, filters, namespace=namespace, scope=scope)
             now = engine.clock()
             results = [hit_to_dict(hit, explain=explain, ttl=engine.ttl, now=now) for hit in hits]
             return {"results": results, "count": len(results)}
@@ -276,7 +322,9 @@ def build_app(
         With history=true, history lists the chain in order with the current version marked.
         """
         return await run(
-            lambda engine: view_to_dict(engine.get_memory(id, history=history), engine.ttl, engine.clock())
+            lambda engine, scope: view_to_dict(
+                engine.get_memory(id, history=history, scope=scope), engine.ttl, engine.clock()
+            )
         )
 
     @tool(WRITE)
@@ -287,6 +335,7 @@ def build_app(
         type: TypeArg = None,
         tags: TagsArg = None,
         importance: ImportanceArg = None,
+        privacy_scope: PrivacyArg = None,
     ) -> dict[str, Any]:
         """Replace a memory whose fact changed: creates a new version and marks the old one superseded.
 
@@ -295,8 +344,17 @@ def build_app(
         Returns the new id, the superseded (old) id and status "updated".
         """
 
-        def do(engine: MemoryEngine) -> dict[str, Any]:
-            outcome = engine.update_memory(id, content, metadata, type=type, tags=tags, importance=importance)
+        def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
+            outcome = engine.update_memory(
+                id,
+                content,
+                metadata,
+                type=type,
+                tags=tags,
+                importance=importance,
+                privacy_scope=privacy_scope,
+                scope=scope,
+            )
             return {
                 "id": outcome.memory.id,
                 "superseded": outcome.superseded.id,
@@ -324,8 +382,8 @@ def build_app(
         Returns status "deleted", "already_deleted", or "purged" (hard=true; purged lists removed ids).
         """
 
-        def do(engine: MemoryEngine) -> dict[str, Any]:
-            outcome = engine.delete_memory(id, hard=hard)
+        def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
+            outcome = engine.delete_memory(id, hard=hard, scope=scope)
             data: dict[str, Any] = {"id": outcome.memory.id, "status": outcome.status, "success": True}
             if hard:
                 data["purged"] = outcome.purged
@@ -341,8 +399,8 @@ def build_app(
         """Pin a memory so it never expires (working memories otherwise expire after 48 hours, episodic
         after 90 days), or unpin it. Returns the memory."""
 
-        def do(engine: MemoryEngine) -> dict[str, Any]:
-            memory = engine.pin_memory(id, pinned)
+        def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
+            memory = engine.pin_memory(id, pinned, scope=scope)
             return {
                 "id": memory.id,
                 "pinned": memory.pinned,
@@ -370,7 +428,7 @@ def build_app(
         Returns memories, next_cursor (null on the last page) and total (the number of matching memories).
         """
 
-        def do(engine: MemoryEngine) -> dict[str, Any]:
+        def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
             filters = parse_filters(
                 types=types,
                 tags=tags,
@@ -379,7 +437,7 @@ def build_app(
                 created_before=created_before,
                 metadata=metadata,
             )
-            page = engine.list_memories(limit, cursor, filters, namespace=namespace)
+            page = engine.list_memories(limit, cursor, filters, namespace=namespace, scope=scope)
             return page_to_dict(page, engine.ttl, engine.clock())
 
         return await run(do)
@@ -389,10 +447,11 @@ def build_app(
         """List every namespace (one per project or user) with its number of current memories, and the
         default namespace of this server."""
 
-        def do(engine: MemoryEngine) -> dict[str, Any]:
-            counts = engine.list_namespaces()
+        def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
+            counts = engine.list_namespaces(scope=scope)
             return {
-                "default": engine.namespace,
+                "default": scope.default_namespace,
+                "home": list(scope.home_namespaces),
                 "namespaces": [{"name": name, "memories": count} for name, count in sorted(counts.items())],
             }
 
@@ -412,7 +471,7 @@ def build_app(
             raise ToolError(
                 f"Not cleared: confirm must repeat the namespace name exactly ({namespace!r}). Ask the user first."
             )
-        removed = await run(lambda engine: engine.clear_namespace(namespace))
+        removed = await run(lambda engine, scope: engine.clear_namespace(namespace, scope=scope))
         return {"namespace": namespace, "status": "cleared", "purged": removed}
 
     @mcp.resource(
@@ -424,8 +483,11 @@ def build_app(
     )
     async def memory_resource(id: str) -> str:
         try:
-            data = await service.call(
-                lambda engine: view_to_dict(engine.get_memory(id), engine.ttl, engine.clock())
+            data = await service.call_scoped(
+                lambda engine, scope: view_to_dict(
+                    engine.get_memory(id, scope=scope), engine.ttl, engine.clock()
+                ),
+                current_access_token(),
             )
         except Exception as exc:
             from mcp_memory_core.errors import MemoryNotFoundError, MemoryServerError
@@ -446,7 +508,10 @@ def build_app(
         mime_type="application/json",
     )
     async def stats_resource() -> str:
-        return json.dumps(await service.call(lambda engine: engine.stats()), ensure_ascii=False)
+        stats = await service.call_scoped(
+            lambda engine, scope: engine.stats(scope=scope), current_access_token()
+        )
+        return json.dumps(stats, ensure_ascii=False)
 
     @mcp.prompt(
         name="memory_injection",
@@ -456,7 +521,10 @@ def build_app(
     async def memory_injection(query: str, token_budget: int = 500) -> str:
         """Relevant memories for ``query`` within ``token_budget`` tokens (counted with the model's tokenizer)."""
         try:
-            recall = await service.call(lambda engine: engine.recall(query, int(token_budget)))
+            recall = await service.call_scoped(
+                lambda engine, scope: engine.recall(query, int(token_budget), scope=scope),
+                current_access_token(),
+            )
         except Exception as exc:
             from mcp_memory_core.errors import MemoryServerError
 

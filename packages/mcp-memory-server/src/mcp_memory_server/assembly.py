@@ -9,7 +9,9 @@ import logging
 
 from mcp_memory_core.context import current_context
 from mcp_memory_core.engine import MemoryEngine
+from mcp_memory_core.models import USER_NAMESPACE
 from mcp_memory_core.plugins import PluginManager, plugin_manager_from_settings
+from mcp_memory_core.scope import Scope
 from mcp_memory_core.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -20,7 +22,12 @@ def load_plugins(settings: Settings) -> PluginManager:
     return plugin_manager_from_settings(strict=settings.strict_plugins, disabled=settings.disable_plugins)
 
 
-def build_engine(settings: Settings | None = None, plugins: PluginManager | None = None) -> MemoryEngine:
+def build_engine(
+    settings: Settings | None = None,
+    plugins: PluginManager | None = None,
+    *,
+    require_scope: bool = False,
+) -> MemoryEngine:
     """Assemble the engine the settings ask for.
 
     All three names are resolved before any factory runs, so a typo fails fast with
@@ -41,11 +48,14 @@ def build_engine(settings: Settings | None = None, plugins: PluginManager | None
         embedder_spec.name,
         ranker_spec.name,
     )
+    project = settings.resolved_project()
     return MemoryEngine(
         store,
         embedder,
         ranker,
-        namespace=settings.resolved_namespace(),
+        namespace=project or USER_NAMESPACE,
+        default_scope=Scope.for_user(settings.user, project=project),
+        require_scope=require_scope,
         ttl=settings.ttl_policy(),
         dedup_threshold=settings.dedup_threshold,
         conflict_policy=settings.conflict_policy,

@@ -127,8 +127,15 @@ def _env_log_level(default: str) -> str:
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP only: the address to bind.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="HTTP only.")
-def serve(transport: str = "stdio", host: str = "127.0.0.1", port: int = 8000) -> None:
-    """Serve MCP (the default command). HTTP serves at http://HOST:PORT/mcp.
+@click.option(
+    "--no-auth",
+    is_flag=True,
+    help="HTTP only: serve without bearer tokens, as the local user. Allowed on a loopback address only.",
+)
+def serve(transport: str = "stdio", host: str = "127.0.0.1", port: int = 8000, no_auth: bool = False) -> None:
+    """Serve MCP (the default command). HTTP serves at http://HOST:PORT/mcp and requires
+    ``Authorization: Bearer <token>`` (see ``mcp-memory token create``) unless --no-auth is given
+    on a loopback address.
 
     stdio answers ``initialize`` before reading the settings or importing the engine: a bad setting
     is logged and returned, with its message, by every tool call (the client sees it; a server that
@@ -136,12 +143,25 @@ def serve(transport: str = "stdio", host: str = "127.0.0.1", port: int = 8000) -
     """
     configure_logging(_env_log_level("INFO"))
     if transport == "http":
+        from .http_security import is_loopback
+
+        if no_auth and not is_loopback(host):
+            fail(
+                f"refusing to serve {host} without authentication: --no-auth is only allowed on a "
+                "loopback address (127.0.0.1, ::1, localhost); create a token with "
+                "`mcp-memory token create USER` and drop --no-auth.",
+                EXIT_CONFIG,
+            )
         settings = load_settings()  # an HTTP server is started by a human: fail fast, in the terminal
         configure_logging(settings.log_level)
         from .server import serve_http
 
-        runner: Callable[[], None] = lambda: serve_http(settings, host=host, port=port)  # noqa: E731
+        runner: Callable[[], None] = lambda: serve_http(  # noqa: E731
+            settings, host=host, port=port, auth=not no_auth
+        )
     else:
+        if no_auth:
+            raise click.UsageError("--no-auth applies to --transport http only.")
         from .server import serve_stdio
 
         runner = serve_stdio
@@ -426,6 +446,7 @@ def import_command(
                 now=now,
                 include_assistant=include_assistant,
                 memory_type=MemoryType(memory_type) if memory_type else None,
+                owner=engine.default_scope.principal,
             )
         except OSError as exc:
             fail(f"cannot read {file}: {exc.strerror or exc}")
@@ -517,6 +538,59 @@ def namespaces(as_json: bool) -> None:
         click.echo(f"{mark:1}  {name.ljust(width)}  {count}".rstrip())
     if current not in counts:
         click.echo(f"(the current namespace {current!r} holds no memories yet)")
+
+
+# -- tokens for the HTTP server ------------------------------------------------------------------------
+@cli.group()
+def token() -> None:
+    """Bearer tokens for `mcp-memory serve --transport http` (stored hashed, in MCP_MEMORY_TOKENS_PATH,
+    default tokens.db beside the database)."""
+
+
+def _registry() -> Any:
+    from .tokens import TokenRegistry
+
+    return TokenRegistry(load_settings().resolved_tokens_path())
+
+
+@token.command("create")
+@click.argument("user")
+@click.option("--team", "teams", multiple=True, help="A team the user belongs to (repeat for several).")
+def token_create(user: str, teams: tuple[str, ...]) -> None:
+    """Create a token for USER and print it (once: only its hash is kept) as one line on stdout."""
+    with expected_errors():
+        secret, info = _registry().create(user, teams)
+    click.echo(secret)
+    shown = f" in team(s) {', '.join(info.teams)}" if info.teams else ""
+    click.echo(f"Created token {info.id} for {info.user}{shown}. It is shown only this once.", err=True)
+
+
+@token.command("list")
+@click.option("--all", "show_all", is_flag=True, help="Also show revoked tokens.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def token_list(show_all: bool, as_json: bool) -> None:
+    """List tokens: id, user, teams, created (never the secret)."""
+    with expected_errors():
+        rows = [t for t in _registry().tokens() if show_all or t.active]
+    if as_json:
+        emit_json([{**t.__dict__, "teams": list(t.teams), "active": t.active} for t in rows])
+        return
+    if not rows:
+        click.echo("No tokens. Create one with `mcp-memory token create USER`.")
+        return
+    for t in rows:
+        state = "" if t.active else f"  revoked {t.revoked_at}"
+        click.echo(f"{t.id}  {t.user}  teams={','.join(t.teams) or '-'}  created {t.created_at}{state}")
+
+
+@token.command("revoke")
+@click.argument("token_id", required=False)
+@click.option("--user", default=None, help="Revoke every active token of this user.")
+def token_revoke(token_id: str | None, user: str | None) -> None:
+    """Revoke the token TOKEN_ID (see `token list`), or every token of --user. Takes effect at once."""
+    with expected_errors():
+        revoked = _registry().revoke(token_id, user=user)
+    click.echo(f"Revoked {len(revoked)} token(s): {', '.join(t.id for t in revoked) or 'none'}")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -35,6 +35,8 @@ def memory_to_dict(
         "deleted_at": iso(memory.deleted_at),
         "namespace": memory.namespace,
         "pinned": memory.pinned,
+        "owner": memory.owner,
+        "privacy_scope": str(memory.privacy_scope),
     }
     if ttl is not None and now is not None:
         from mcp_memory_core.recall import humanize_age

@@ -30,18 +30,40 @@ def serve_stdio(settings: Settings | None = None) -> None:
         service.close()
 
 
-def serve_http(settings: Settings, *, host: str = "127.0.0.1", port: int = 8000) -> None:
+def serve_http(settings: Settings, *, host: str = "127.0.0.1", port: int = 8000, auth: bool = True) -> None:
     """Serve streamable HTTP at http://HOST:PORT/mcp until interrupted.
+
+    With ``auth`` (the default) every request needs ``Authorization: Bearer <token>`` of an active
+    token (``mcp-memory token create``) and acts as that token's user; without it the server is the
+    local user's and may only listen on loopback (the CLI refuses otherwise). Host/Origin checks are
+    on for every bind address.
 
     uvicorn is run with ``log_config=None`` so it does not install its own handlers (one of which
     writes to stdout): its loggers propagate to our stderr handler.
     """
     import uvicorn
 
-    app = build_app(settings)
-    service = app.memory_service  # type: ignore[attr-defined]
+    from .assembly import build_engine
+    from .http_security import http_security, is_loopback
+    from .service import MemoryService
+    from .tokens import TokenRegistry
+
+    if not auth and not is_loopback(host):
+        raise ValueError(f"refusing to serve {host} without authentication")
+    tokens = TokenRegistry(settings.resolved_tokens_path()) if auth else None
+    security = http_security(
+        host, port, tokens=tokens, public_url=settings.public_url, extra_hosts=settings.allowed_hosts
+    )
+    service = MemoryService(settings, lambda s: build_engine(s, require_scope=auth), tokens=tokens)
+    app = build_app(settings, service=service, security=security)
     service.engine()  # resolve the plugins now: a bad backend name fails here, in the terminal (cheap: no model)
-    starlette_app = app.streamable_http_app(host=host)
+    if tokens is not None and not tokens.has_active():
+        log.warning(
+            "No active tokens in %s: every request will be refused (401). Create one with "
+            "`mcp-memory token create USER`.",
+            tokens.path,
+        )
+    starlette_app = app.streamable_http_app(host=host, transport_security=security.transport)
     config = uvicorn.Config(
         starlette_app,
         host=host,
@@ -50,7 +72,12 @@ def serve_http(settings: Settings, *, host: str = "127.0.0.1", port: int = 8000)
         log_level=settings.log_level.lower(),
         access_log=False,
     )
-    log.info("mcp-memory serving streamable HTTP at http://%s:%d/mcp (db: %s)", host, port, settings.db_path)
+    log.info(
+        "mcp-memory serving streamable HTTP at %s/mcp (db: %s; %s)",
+        security.public_url,
+        settings.db_path,
+        f"bearer tokens from {tokens.path}" if tokens is not None else "no auth: loopback only",
+    )
     try:
         anyio.run(uvicorn.Server(config).serve)
     finally:

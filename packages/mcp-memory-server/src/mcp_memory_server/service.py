@@ -9,6 +9,12 @@ Nothing here loads a model at import or construction. The sequence in serve mode
    ``engine.warm()`` (open the store, load the model) in a background thread;
 3. every tool call first awaits that warm-up (starting it if nobody did), so the model is never
    loaded twice and a slow first load shows up as one slow first call, not as a slow handshake.
+
+Who is asking: :meth:`MemoryService.scope_for` turns a request's credentials into the engine's
+Scope, once per request. Without a token registry (stdio, the CLI, HTTP with ``--no-auth`` on
+loopback) every request is the local user's (the engine's default scope); with one (the HTTP team
+server) the bearer token names the user and their teams, and a request without a valid token never
+reaches a tool (the MCP SDK's auth middleware answers 401 first).
 """
 
 from __future__ import annotations
@@ -17,14 +23,17 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import anyio.to_thread
 
 if TYPE_CHECKING:
     from mcp_memory_core.engine import MemoryEngine
+    from mcp_memory_core.scope import Scope
     from mcp_memory_core.settings import Settings
+
+    from .tokens import TokenRegistry
 
 log = logging.getLogger(__name__)
 
@@ -42,9 +51,16 @@ def _default_factory(settings: Settings) -> MemoryEngine:
 class MemoryService:
     """Owns one MemoryEngine for the life of the server process."""
 
-    def __init__(self, settings: Settings | None = None, engine_factory: EngineFactory | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        engine_factory: EngineFactory | None = None,
+        *,
+        tokens: TokenRegistry | None = None,
+    ) -> None:
         self._settings = settings
         self._factory = engine_factory or _default_factory
+        self.tokens = tokens
         self._engine: MemoryEngine | None = None
         self._build_lock = threading.Lock()
         # Engine calls are serialized: stores keep one connection, and the engine's own lazy
@@ -126,6 +142,32 @@ class MemoryService:
     def call_sync(self, fn: Callable[[MemoryEngine], T]) -> T:
         with self._call_lock:
             return fn(self.engine())
+
+    def scope_for(self, access_token: Any) -> Scope:
+        """The Scope of a request: the local user's without a token registry; else the user the
+        bearer token belongs to, with their teams and teammates read from the registry now (a
+        revoked token or a changed team counts at once)."""
+        engine = self.engine()
+        if self.tokens is None:
+            return engine.default_scope
+        from mcp_memory_core.errors import MemoryServerError
+        from mcp_memory_core.scope import Scope
+
+        info = self.tokens.verify(access_token.token) if access_token is not None else None
+        if info is None:  # the SDK's middleware refused it already; never fall back to anyone
+            raise MemoryServerError("Not authenticated: send Authorization: Bearer <token>.")
+        teams, teammates = self.tokens.memberships(info.user)
+        base = engine.default_scope
+        return Scope.for_user(
+            info.user,
+            project=base.default_namespace if base.default_namespace != "user" else None,
+            teams=teams,
+            teammates=teammates,
+        )
+
+    async def call_scoped(self, fn: Callable[[MemoryEngine, Scope], T], access_token: Any) -> T:
+        """Run ``fn(engine, scope)`` in a worker thread, ``scope`` built from ``access_token``."""
+        return await self.call(lambda engine: fn(engine, self.scope_for(access_token)))
 
     async def call(self, fn: Callable[[MemoryEngine], T]) -> T:
         """Run ``fn(engine)`` in a worker thread once the warm-up is over.

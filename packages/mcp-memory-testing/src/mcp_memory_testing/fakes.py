@@ -236,10 +236,11 @@ class InMemoryStore:
         with self._lock:
             return len(self._matching(where))
 
-    def namespaces(self) -> dict[str, int]:
+    def namespaces(self, where: MemoryFilter | None = None) -> dict[str, int]:
         with self._lock:
             counts: dict[str, int] = {}
-            for memory in self._rows.values():
+            rows = self._rows.values() if where is None else self._matching(where)
+            for memory in rows:
                 counts[memory.namespace] = counts.get(memory.namespace, 0) + int(memory.is_current)
             return counts
 

@@ -30,6 +30,7 @@ import numpy as np
 import pytest
 
 from mcp_memory_core import Memory, MemoryFilter, MemoryType, ModelMismatchError, Store, StoreCapabilities
+from mcp_memory_core.models import PrivacyScope, Visibility
 
 from .guard import OverrideGuard
 
@@ -221,6 +222,8 @@ class StoreConformance(OverrideGuard):
             pinned=True,
             access_count=7,
             last_accessed=datetime(2024, 3, 1, tzinfo=UTC),
+            owner="alice@example.org",
+            privacy_scope=PrivacyScope.TEAM,
         )
         minimal = Memory(content="x")
         offset = Memory(
@@ -243,6 +246,7 @@ class StoreConformance(OverrideGuard):
         assert isinstance(g.tags, tuple) and g.tags == full.tags
         assert g.type is MemoryType.PROCEDURAL
         assert g.pinned is True
+        assert g.privacy_scope is PrivacyScope.TEAM and g.owner == "alice@example.org"
         assert g.metadata["nested"]["list"] == [1, 2.5, "three", None, True]
         assert got[minimal.id].deleted_at is None and got[minimal.id].last_accessed is None
 
@@ -1082,6 +1086,99 @@ class StoreConformance(OverrideGuard):
         ]
         self.add(opened, items)
         assert opened.namespaces() == {"work": 1, "home": 1, "gone": 0}
+
+    # -- who may see what (the engine's Scope, rendered by the store) ------------------------------
+    def _scope_corpus(self, store: Store) -> tuple[list[Memory], np.ndarray]:
+        """48 memories of four owners, every privacy scope, three namespaces, some superseded or
+        deleted, several vectors each."""
+        owners = ["alice", "bob", "carol", "local"]
+        scopes = list(PrivacyScope)
+        namespaces = ["user", "atlas", "zephyr"]
+        items = [
+            memory(
+                i,
+                content=f"mango fact {i}",
+                owner=owners[i % 4],
+                privacy_scope=scopes[(i // 4) % 3],
+                namespace=namespaces[(i // 12) % 3],
+                deleted_at=BASE_TIME if i % 11 == 3 else None,
+                superseded_by="11111111-2222-3333-4444-555555555555" if i % 13 == 5 else None,
+            )
+            for i in range(48)
+        ]
+        rows = [i for i in range(48) for _ in range(1 + i % 2)]
+        vectors = unit_vectors(len(rows), self.dimensions, 91)
+        self.add_passages(store, items, vectors, rows)
+        return items, vectors
+
+    def test_scope_filters_everywhere(self, opened: Store) -> None:
+        """Troubleshooting: ``visible_to`` (own memories, public ones, team ones of teammates),
+        ``owner`` and ``namespaces`` (any of) must give the same set in ``knn``, ``keyword_search``,
+        ``list``, ``count`` and ``namespaces(where)`` as ``MemoryFilter.matches``, applied BEFORE the
+        top-k. This is what keeps one user's private memories from another: a store that filters
+        after its top-k, or ignores a field, leaks. Usual culprits: visibility applied in Python
+        after KNN, ``privacy_scope`` compared with a different spelling, ``namespaces`` treated as
+        one namespace, an empty teammates set rendered as "no condition"."""
+        items, _ = self._scope_corpus(opened)
+        cases: dict[str, dict[str, Any]] = {
+            "alone": {"visible_to": Visibility("alice")},
+            "with teammates": {"visible_to": Visibility("alice", frozenset({"bob"}))},
+            "teammates, one namespace": {
+                "visible_to": Visibility("carol", frozenset({"alice", "bob"})),
+                "namespaces": frozenset({"atlas"}),
+            },
+            "stranger": {"visible_to": Visibility("mallory")},
+            "owner": {"owner": "bob"},
+            "owner and namespaces": {"owner": "local", "namespaces": frozenset({"user", "zephyr"})},
+            "namespaces": {"namespaces": frozenset({"user", "atlas"})},
+            "unknown namespaces": {"namespaces": frozenset({"nowhere"})},
+            "no namespaces": {"namespaces": frozenset()},
+        }
+        views: dict[str, dict[str, Any]] = {
+            "search": {"namespace": None},
+            "heads": {"namespace": None, "include_superseded": False},
+            "everything": {"namespace": None, "include_deleted": True},
+        }
+        for label, values in cases.items():
+            for view, flags in views.items():
+                where = MemoryFilter(**values, **flags)
+                self._check_scope(opened, items, where, f"{label} / {view}")
+
+    def _check_scope(self, store: Store, items: Sequence[Memory], where: MemoryFilter, label: str) -> None:
+        expected = {m.id for m in items if where.matches(m)}
+        query = unit_vectors(1, self.dimensions, 92)[0]
+        assert store.count(where) == len(expected), label
+        assert _row_ids(store.list(where, 1000)) == expected, label
+        assert _hit_ids(store.knn(query, 200, where)) == expected, label
+        top = store.knn(query, 3, where)
+        assert len(top) == min(3, len(expected)) and _hit_ids(top) <= expected, f"{label}: top-k"
+        if store.capabilities.keyword_search:
+            assert _hit_ids(store.keyword_search("mango", 200, where)) == expected, label
+        counted = store.namespaces(where)
+        assert set(counted) == {m.namespace for m in items if where.matches(m)}, label
+        for name, current in counted.items():
+            assert current == sum(
+                1 for m in items if where.matches(m) and m.namespace == name and m.is_current
+            ), f"{label}: namespace {name}"
+
+    def test_scope_visibility_follows_updates(self, opened: Store) -> None:
+        """Troubleshooting: changing ``privacy_scope`` (or ``owner``) with ``update_fields`` must move
+        the memory in or out of ``visible_to`` at once, in every method (a vector index or cache that
+        keeps the old value leaks a memory made private)."""
+        shared = memory(1, content="papaya shared", owner="alice", privacy_scope=PrivacyScope.PUBLIC)
+        other = memory(2, content="papaya private", owner="alice")
+        vectors = unit_vectors(2, self.dimensions, 93)
+        self.add(opened, [shared, other], vectors)
+        bob = MemoryFilter(namespace=None, visible_to=Visibility("bob"))
+        assert _hit_ids(opened.knn(vectors[0], 5, bob)) == {shared.id}
+        opened.update_fields(shared.id, {"privacy_scope": PrivacyScope.PRIVATE})
+        assert opened.knn(vectors[0], 5, bob) == []
+        assert opened.count(bob) == 0 and opened.list(bob, 5) == []
+        if opened.capabilities.keyword_search:
+            assert opened.keyword_search("papaya", 5, bob) == []
+        opened.update_fields(other.id, {"privacy_scope": PrivacyScope.TEAM})
+        team = MemoryFilter(namespace=None, visible_to=Visibility("bob", frozenset({"alice"})))
+        assert _hit_ids(opened.knn(vectors[1], 5, team)) == {other.id}
 
 
 StoreConformance._suite = StoreConformance

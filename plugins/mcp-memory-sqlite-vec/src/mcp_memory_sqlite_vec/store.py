@@ -1,6 +1,6 @@
 """SqliteVecStore: memories in one SQLite file — rows, sqlite-vec vectors and an FTS5 keyword index.
 
-Schema (version 2)::
+Schema (version 3)::
 
     meta(key, value)              schema_version, model_id, dimensions, created_by
     namespaces(id, name)          small integer ids, so vec0 filters on an integer (see below)
@@ -19,6 +19,14 @@ Schema (version 2)::
 
 Version 1 had one vector per memory (vec0 rowid = memory seq, no type/created columns, no passages
 or memory_tags); ``open()`` migrates it in place, in one transaction (see ``_migrate_v1``).
+Version 3 added ``memories.owner`` and ``memories.privacy_scope`` (who may read a memory: the
+engine's Scope); a version 2 file gains both columns on open, every memory owned by the local user.
+
+Scope filters (``owner``, ``visible_to``) are resolved on the rows table like tags (see below),
+except when every memory in the file belongs to the one user asking (the single-user case: checked
+with two index lookups), where they cannot exclude anything and KNN stays on its fast path.
+Several namespaces (``namespaces``, the project and ``user``) are a vec0 ``ns IN (…)`` condition and
+a mask in the vector cache.
 
 Datetimes are stored as integer microseconds since the Unix epoch (UTC): exact round trips, correct
 ordering and comparison, and they come back as timezone-aware UTC datetimes.
@@ -59,6 +67,7 @@ acknowledged commit survives a process crash and a power loss.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -68,12 +77,12 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from mcp_memory_core.errors import MemoryNotFoundError, ModelMismatchError
-from mcp_memory_core.models import Memory, MemoryFilter, MemoryType
+from mcp_memory_core.models import Memory, MemoryFilter, MemoryType, PrivacyScope
 from mcp_memory_core.protocols import StoreCapabilities, Vector
 
 from .binding import Binding, select_binding
@@ -90,7 +99,7 @@ from .vector_cache import (
 
 log = logging.getLogger("mcp_memory_sqlite_vec")
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 MAX_K = 4096  # sqlite-vec 0.1.9 refuses k > 4096
 BUSY_TIMEOUT_S = 10.0
 # vec0 scans every vector chunk per KNN; through the default 2 MB page cache a 100k x 384-d file
@@ -142,8 +151,9 @@ _TOKEN = re.compile(r"\w+", re.UNICODE)
 
 _COLUMNS = (
     "id, content, metadata, created_at, updated_at, superseded_by, deleted_at, namespace, type, tags, "
-    "importance, pinned, access_count, last_accessed"
+    "importance, pinned, access_count, last_accessed, owner, privacy_scope"
 )
+_PLACEHOLDERS = ", ".join("?" * len(_COLUMNS.split(", ")))
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -169,11 +179,14 @@ CREATE TABLE IF NOT EXISTS memories (
     importance    REAL NOT NULL,
     pinned        INTEGER NOT NULL DEFAULT 0,
     access_count  INTEGER NOT NULL DEFAULT 0,
-    last_accessed INTEGER
+    last_accessed INTEGER,
+    owner         TEXT NOT NULL DEFAULT 'local',
+    privacy_scope TEXT NOT NULL DEFAULT 'private'
 );
 CREATE INDEX IF NOT EXISTS memories_ns_created ON memories (namespace, created_at, id);
 CREATE INDEX IF NOT EXISTS memories_created ON memories (created_at, id);
 CREATE INDEX IF NOT EXISTS memories_superseded_by ON memories (superseded_by);
+CREATE INDEX IF NOT EXISTS memories_owner ON memories (owner, privacy_scope);
 CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5 (
     content, content='memories', content_rowid='seq', tokenize='porter unicode61'
 );
@@ -304,6 +317,8 @@ def _row_values(m: Memory) -> tuple[Any, ...]:
         int(m.pinned),
         int(m.access_count),
         _opt_micros(m.last_accessed),
+        m.owner,
+        PrivacyScope(m.privacy_scope).value,
     )
 
 
@@ -323,6 +338,8 @@ def _memory(row: Sequence[Any]) -> Memory:
         pinned=bool(row[11]),
         access_count=int(row[12]),
         last_accessed=_opt_dt(row[13]),
+        owner=row[14],
+        privacy_scope=PrivacyScope(row[15]),
     )
 
 
@@ -464,6 +481,8 @@ class SqliteVecStore:
                 raise ModelMismatchError(
                     self.location, f"{stored_model} ({stored_dims}-d)", f"{model_id} ({dimensions}-d)"
                 )
+            if 0 < version < 3:
+                self._migrate_v2(conn)
             for statement in _split_sql(_SCHEMA):
                 conn.execute(statement)
             if version == 1:
@@ -485,6 +504,13 @@ class SqliteVecStore:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+
+    def _migrate_v2(self, conn: Any) -> None:
+        """Schema 1 or 2 → 3, inside open()'s transaction, before the schema script runs: the owner
+        and privacy_scope columns (every existing memory is the local user's, private)."""
+        log.info("migrating %s to schema 3 (owners and privacy scopes)", self.location)
+        conn.execute("ALTER TABLE memories ADD COLUMN owner TEXT NOT NULL DEFAULT 'local'")
+        conn.execute("ALTER TABLE memories ADD COLUMN privacy_scope TEXT NOT NULL DEFAULT 'private'")
 
     def _migrate_v1(self, conn: Any, dimensions: int) -> None:
         """Schema 1 → 2, inside open()'s transaction. v1 kept one vector per memory in
@@ -779,11 +805,9 @@ class SqliteVecStore:
     def _cache_knn(
         self, conn: Any, cache: VectorCache, query: Vector, k: int, where: MemoryFilter
     ) -> list[tuple[str, float]]:
-        ns: int | None = None
-        if where.namespace is not None:
-            ns = self._namespace_id(where.namespace, create=False)
-            if ns is None:
-                return []
+        ns = self._namespace_ids(where)
+        if ns is False:
+            return []
         seqs = None
         if _needs_rows(where):
             clause, row_params = _where_sql(where, alias="m")
@@ -869,7 +893,7 @@ class SqliteVecStore:
             for memory in memories:
                 try:
                     cursor = conn.execute(
-                        f"INSERT INTO memories ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        f"INSERT INTO memories ({_COLUMNS}) VALUES ({_PLACEHOLDERS})",
                         _row_values(memory),
                     )
                 except self._binding.module.IntegrityError as exc:  # type: ignore[union-attr]
@@ -1021,6 +1045,7 @@ class SqliteVecStore:
             raise ValueError(f"knn needs a {self._dims}-d vector; got {query.shape[0]}-d")
         with self._lock:
             conn = self._db()
+            where = self._without_trivial_scope(conn, where)
             cache = self._current_cache(conn)
             if cache is not None:
                 return self._cache_knn(conn, cache, query, k, where)
@@ -1068,17 +1093,52 @@ class SqliteVecStore:
                     return self._exact_knn(conn, query, k, clause or "1", row_params)
                 row_k = min(MAX_K, row_k * 4)
 
+    @staticmethod
+    def _without_trivial_scope(conn: Any, where: MemoryFilter) -> MemoryFilter:
+        """``where`` without its owner / visibility conditions when every memory in the file belongs
+        to that user (one person's database): they exclude nothing, and would force the slower
+        row-resolved KNN. Two index lookups (``memories_owner``)."""
+        user = where.owner if where.owner is not None else getattr(where.visible_to, "principal", None)
+        if user is None or (where.owner is not None and where.visible_to is not None):
+            return where
+        low, high = conn.execute(
+            "SELECT (SELECT min(owner) FROM memories), (SELECT max(owner) FROM memories)"
+        ).fetchone()
+        if low is None or (low == user and high == user):
+            return dataclasses.replace(where, owner=None, visible_to=None)
+        return where
+
+    def _namespace_ids(self, where: MemoryFilter) -> int | tuple[int, ...] | Literal[False] | None:
+        """The namespace condition as namespace ids: one id, a tuple (any of), None (no condition),
+        or False when no memory can match (an unknown namespace)."""
+        wanted: set[int] | None = None
+        if where.namespace is not None:
+            ns = self._namespace_id(where.namespace, create=False)
+            if ns is None:
+                return False
+            wanted = {ns}
+        if where.namespaces is not None:
+            ids = {i for n in where.namespaces if (i := self._namespace_id(n, create=False)) is not None}
+            wanted = ids if wanted is None else wanted & ids
+        if wanted is None:
+            return None
+        if not wanted:
+            return False
+        return next(iter(wanted)) if len(wanted) == 1 else tuple(sorted(wanted))
+
     def _vec0_conditions(self, where: MemoryFilter) -> tuple[list[str], list[Any]] | None:
         """The filter fields vec0 metadata columns can apply inside the KNN; None when the namespace
         does not exist (nothing can match)."""
         conditions: list[str] = []
         params: list[Any] = []
-        if where.namespace is not None:
-            ns = self._namespace_id(where.namespace, create=False)
-            if ns is None:
-                return None
+        ns = self._namespace_ids(where)
+        if ns is False:
+            return None
+        if isinstance(ns, int):
             conditions.append("ns = ?")
             params.append(ns)
+        elif isinstance(ns, tuple):
+            conditions.append(f"ns IN ({', '.join(str(i) for i in ns)})")  # integers: safe inline
         if not where.include_deleted:
             conditions.append("deleted = 0")
         if not where.include_superseded:
@@ -1174,13 +1234,18 @@ class SqliteVecStore:
             )
         return int(n)
 
-    def namespaces(self) -> dict[str, int]:
+    def namespaces(self, where: MemoryFilter | None = None) -> dict[str, int]:
+        if where is not None and _matches_nothing(where):
+            return {}
+        clause, params = _where_sql(where) if where is not None else ("", [])
         with self._lock:
             rows = (
                 self._db()
                 .execute(
                     "SELECT namespace, sum(deleted_at IS NULL AND superseded_by IS NULL) FROM memories "
-                    "GROUP BY namespace ORDER BY namespace"
+                    + (f"WHERE {clause} " if clause else "")
+                    + "GROUP BY namespace ORDER BY namespace",
+                    params,
                 )
                 .fetchall()
             )
@@ -1207,10 +1272,10 @@ class SqliteVecStore:
 
 
 def _matches_nothing(where: MemoryFilter) -> bool:
-    """True when an empty set makes the filter unsatisfiable (``ids``, ``types``, ``tags_any``)."""
+    """True when an empty set makes the filter unsatisfiable (``ids``, ``types``, ``tags_any`` …)."""
     return any(
         field is not None and not field
-        for field in (where.ids, where.types, where.tags_any, where.superseded_by_in)
+        for field in (where.ids, where.types, where.tags_any, where.superseded_by_in, where.namespaces)
     )
 
 
@@ -1223,6 +1288,8 @@ def _needs_rows(where: MemoryFilter) -> bool:
         or where.metadata
         or where.pinned is not None
         or where.superseded_by_in is not None
+        or where.owner is not None
+        or where.visible_to is not None
     )
 
 
@@ -1262,6 +1329,18 @@ def _where_sql(where: MemoryFilter, alias: str = "") -> tuple[str, list[Any]]:
     if where.namespace is not None:
         conditions.append(f"{p}namespace = ?")
         params.append(where.namespace)
+    if where.namespaces is not None:
+        conditions.append(f"{p}namespace IN (SELECT value FROM json_each(?))")
+        params.append(json.dumps(sorted(where.namespaces)))
+    if where.owner is not None:
+        conditions.append(f"{p}owner = ?")
+        params.append(where.owner)
+    if where.visible_to is not None:
+        conditions.append(
+            f"({p}owner = ? OR {p}privacy_scope = 'public' OR ({p}privacy_scope = 'team' AND "
+            f"{p}owner IN (SELECT value FROM json_each(?))))"
+        )
+        params += [where.visible_to.principal, json.dumps(sorted(where.visible_to.teammates))]
     if not where.include_deleted:
         conditions.append(f"{p}deleted_at IS NULL")
     if not where.include_superseded:

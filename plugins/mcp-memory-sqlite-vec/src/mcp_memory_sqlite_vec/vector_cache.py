@@ -88,7 +88,7 @@ class RowFlags:
 class CacheFilter:
     """The part of a MemoryFilter the per-row arrays express, plus an optional allowed-seq set."""
 
-    ns: int | None = None
+    ns: int | tuple[int, ...] | None = None  # one namespace id, or any of several
     include_deleted: bool = False
     include_superseded: bool = True
     types: tuple[int, ...] | None = None
@@ -273,8 +273,10 @@ class VectorCache:
             m &= cond
             return m
 
-        if f.ns is not None:
+        if isinstance(f.ns, int):
             mask = both(mask, self.ns[:n] == f.ns)
+        elif f.ns is not None:
+            mask = both(mask, np.isin(self.ns[:n], np.asarray(f.ns, dtype=np.int32)))
         if not f.include_deleted:
             mask = both(mask, ~self.deleted[:n])
         if not f.include_superseded:

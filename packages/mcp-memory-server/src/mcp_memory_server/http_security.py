@@ -1,0 +1,108 @@
+"""What stands in front of the HTTP transport: bearer tokens (through the MCP SDK's auth), the rule
+that nothing listens beyond loopback without them, and Host/Origin checks on every bind address.
+
+TLS is not here: run the server behind a reverse proxy that terminates it (docs/security.md).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+import anyio.to_thread
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.transport_security import TransportSecuritySettings
+
+if TYPE_CHECKING:
+    from .tokens import TokenRegistry
+
+LOOPBACK_NAMES = ("localhost",)
+
+
+def is_loopback(host: str) -> bool:
+    """True for 127.0.0.0/8, ::1 and ``localhost``; False for 0.0.0.0, :: and every other address."""
+    name = host.strip().strip("[]").lower()
+    if name in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+class RegistryTokenVerifier:
+    """The MCP SDK's ``TokenVerifier``: a bearer token is valid when its hash is an active token of
+    the registry. The user is the token's ``subject`` (and ``client_id``); its teams ride in ``claims``."""
+
+    def __init__(self, registry: TokenRegistry) -> None:
+        self.registry = registry
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        info = await anyio.to_thread.run_sync(self.registry.verify, token)
+        if info is None:
+            return None
+        return AccessToken(
+            token=token,
+            client_id=info.user,
+            subject=info.user,
+            scopes=[],
+            claims={"teams": list(info.teams), "token_id": info.id},
+        )
+
+
+@dataclass(frozen=True)
+class HttpSecurity:
+    """Everything the HTTP app needs to be safe, decided once at start-up."""
+
+    public_url: str
+    transport: TransportSecuritySettings
+    auth: AuthSettings | None
+    verifier: RegistryTokenVerifier | None
+
+
+def http_security(
+    host: str,
+    port: int,
+    *,
+    tokens: TokenRegistry | None,
+    public_url: str | None = None,
+    extra_hosts: str = "",
+) -> HttpSecurity:
+    """Host/Origin protection for ``host`` (always on) and, with ``tokens``, bearer-token auth with
+    the resource-server metadata the MCP authorization spec asks for."""
+    url = (public_url or f"http://{_netloc(host, port)}").rstrip("/")
+    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
+    origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+    names = [n.strip() for n in extra_hosts.split(",") if n.strip()]
+    if host not in ("0.0.0.0", "::", ""):
+        names.append(_netloc(host, None))
+    public = urlsplit(url)
+    if public.hostname:
+        names.append(_netloc(public.hostname, None))
+    for name in dict.fromkeys(names):
+        hosts += [name, f"{name}:*"]
+        origins += [f"http://{name}", f"https://{name}", f"http://{name}:*", f"https://{name}:*"]
+    transport = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=list(dict.fromkeys(hosts)),
+        allowed_origins=list(dict.fromkeys(origins)),
+    )
+    if tokens is None:
+        return HttpSecurity(public_url=url, transport=transport, auth=None, verifier=None)
+    auth = AuthSettings(
+        issuer_url=url,  # type: ignore[arg-type]  # pydantic parses the str
+        resource_server_url=f"{url}/mcp",  # type: ignore[arg-type]
+        validate_token_resource=False,  # our tokens are not audience-bound: the registry is the audience
+    )
+    return HttpSecurity(
+        public_url=url, transport=transport, auth=auth, verifier=RegistryTokenVerifier(tokens)
+    )
+
+
+def _netloc(host: str, port: int | None) -> str:
+    bare = host.strip().strip("[]")
+    shown = f"[{bare}]" if ":" in bare else bare
+    return f"{shown}:{port}" if port is not None else shown
