@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_helpers import error_text, http_server, module_command, payload, server_env
+from e2e_helpers import INITIALIZE, error_text, http_server, module_command, payload, server_env
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio, pytest.mark.usefixtures("default_plugins")]
 
@@ -71,19 +71,9 @@ async def failure(session: Any, tool: str, **args: Any) -> str:
 def post_initialize(url: str, headers: dict[str, str]) -> Any:
     import httpx2
 
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "probe", "version": "0"},
-        },
-    }
     return httpx2.post(
         url,
-        json=body,
+        json=INITIALIZE,
         headers={"Accept": "application/json, text/event-stream", **headers},
         timeout=30,
     )

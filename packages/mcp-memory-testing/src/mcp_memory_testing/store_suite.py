@@ -816,14 +816,18 @@ class StoreConformance(OverrideGuard):
         self.add_passages(store, items, vectors, owners)
         return items, vectors
 
-    def _check_filter(self, store: Store, items: Sequence[Memory], where: MemoryFilter, label: str) -> None:
+    def _check_filter(
+        self, store: Store, items: Sequence[Memory], where: MemoryFilter, label: str, word: str = "kiwi"
+    ) -> set[str]:
+        """count, list, knn and keyword_search (for ``word``) all give the reference set; returns it."""
         expected = {m.id for m in items if where.matches(m)}
         query = unit_vectors(1, self.dimensions, 98)[0]
         assert store.count(where) == len(expected), label
         assert _row_ids(store.list(where, 1000)) == expected, label
         assert _hit_ids(store.knn(query, 200, where)) == expected, label
         if store.capabilities.keyword_search:
-            assert _hit_ids(store.keyword_search("kiwi", 200, where)) == expected, label
+            assert _hit_ids(store.keyword_search(word, 200, where)) == expected, label
+        return expected
 
     def test_filter_fields_alone_and_combined(self, opened: Store) -> None:
         """Troubleshooting: every MemoryFilter field (types, tags_any, tags_all, created_after,
@@ -1145,15 +1149,9 @@ class StoreConformance(OverrideGuard):
                 self._check_scope(opened, items, where, f"{label} / {view}")
 
     def _check_scope(self, store: Store, items: Sequence[Memory], where: MemoryFilter, label: str) -> None:
-        expected = {m.id for m in items if where.matches(m)}
-        query = unit_vectors(1, self.dimensions, 92)[0]
-        assert store.count(where) == len(expected), label
-        assert _row_ids(store.list(where, 1000)) == expected, label
-        assert _hit_ids(store.knn(query, 200, where)) == expected, label
-        top = store.knn(query, 3, where)
+        expected = self._check_filter(store, items, where, label, word="mango")
+        top = store.knn(unit_vectors(1, self.dimensions, 92)[0], 3, where)
         assert len(top) == min(3, len(expected)) and _hit_ids(top) <= expected, f"{label}: top-k"
-        if store.capabilities.keyword_search:
-            assert _hit_ids(store.keyword_search("mango", 200, where)) == expected, label
         counted = store.namespaces(where)
         assert set(counted) == {m.namespace for m in items if where.matches(m)}, label
         for name, current in counted.items():
