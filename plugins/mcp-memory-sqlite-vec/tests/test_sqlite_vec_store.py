@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 import subprocess
 import sys
 import textwrap
+import time
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -330,6 +332,53 @@ def test_two_processes_open_a_new_file_at_once(tmp_path: Path) -> None:
     s.open(MODEL, DIMS)
     assert s.count(ALL) == 10
     s.close()
+
+
+STORE_SAME_TEXTS = """
+import json, random, sys, time
+from mcp_memory_core import MemoryEngine
+from mcp_memory_rankers import SimilarityRanker
+from mcp_memory_sqlite_vec import SqliteVecStore
+from mcp_memory_testing.fakes import HashEmbedder
+path, seed, start_at = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+engine = MemoryEngine(SqliteVecStore(path), HashEmbedder(), SimilarityRanker(), namespace="race")
+engine.open()
+texts = [f"The same fact number {i} about the deploy." for i in range(100)]
+random.Random(seed).shuffle(texts)
+time.sleep(max(0.0, start_at - time.time()))  # every process starts storing at once
+statuses = [engine.store_memory(t).status for t in texts]
+engine.close()
+print(json.dumps(statuses))
+"""
+
+
+def test_four_processes_storing_the_same_texts_store_each_once(db: Path) -> None:
+    """The exact-duplicate check and the insert share one transaction: 4 processes storing the same 100
+    texts leave 100 memories (the audit found 109, each reported "stored")."""
+    SqliteVecStore(db).open("hash-64", 64)  # the schema exists, as with a running server
+    start_at = time.time() + 3
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", STORE_SAME_TEXTS, str(db), str(seed), str(start_at)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for seed in range(4)
+    ]
+    statuses = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+        statuses += json.loads(out)
+    assert statuses.count("stored") == 100 and statuses.count("duplicate") == 300
+    s = SqliteVecStore(db)
+    s.open("hash-64", 64)
+    try:
+        contents = [m.content for m in s.iter_all()]
+        assert len(contents) == 100 and len(set(contents)) == 100
+    finally:
+        s.close()
 
 
 def test_acknowledged_write_survives_crash(db: Path) -> None:

@@ -22,7 +22,7 @@ import math
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from .errors import InvalidInputError, MemoryNotFoundError, MemoryStateError, NotOwnerError
@@ -72,10 +72,6 @@ MAX_KNN_K = 4096  # sqlite-vec's ceiling, and plenty for any store
 MAX_CHAIN_LENGTH = 10_000
 ALL_NAMESPACES = "*"
 SWEEP_INTERVAL_SECONDS = 60.0
-# Inside a write's transaction, the exact-duplicate check looks again at the memories created since a
-# little before the write began (another process may have stored the same text meanwhile).
-RECHECK_WINDOW = timedelta(minutes=5)
-RECHECK_LIMIT = 1000
 DUPLICATE_CHECK_K = 5
 PURGE_BATCH = 500
 
@@ -238,45 +234,32 @@ class MemoryEngine:
             fields["metadata"]["context"] = dict(self.context)
         fields.update(_optional_fields(type, tags, importance))
         self.open()
-        started = self.clock()
         vectors, owners = self._embed([fields["content"]])
-        duplicate, similar = self._near_duplicates(fields["content"], vectors[0], fields["namespace"], scope)
-        if duplicate is not None:
-            log.info("store_memory: duplicate of %s, nothing written", duplicate.id)
-            return StoreOutcome(memory=duplicate, status="duplicate", similar=similar)
-        if similar and self.conflict_policy == "supersede":
-            target = similar[0].memory
-            log.info(
-                "store_memory: conflict policy 'supersede' replaces %s (similarity %.3f)",
-                target.id,
-                similar[0].similarity,
-            )
-            changes = {k: v for k, v in fields.items() if k not in ("content", "namespace", "owner")}
-            outcome = self._new_version(target.id, fields["content"], changes, vectors, owners, scope)
-            return StoreOutcome(
-                memory=outcome.memory, status="superseded", similar=similar, superseded=outcome.superseded
-            )
+        # The check and the write in one transaction: another thread or process storing the same
+        # text waits for this one's commit, then finds it (the embedding is done before, unlocked).
         with self.store.transaction():
-            # Under the write lock: another process may have stored the same text since the check.
-            duplicate = self._recent_duplicate(fields["content"], fields["namespace"], scope, started)
-            if duplicate is None:
-                now = self.clock()
-                memory = Memory(**fields, created_at=now, updated_at=now)
-                self.store.insert([memory], vectors, owners)
-        if duplicate is not None:
-            log.info("store_memory: duplicate of %s (stored concurrently), nothing written", duplicate.id)
-            return StoreOutcome(memory=duplicate, status="duplicate", similar=[])
+            duplicate, similar = self._near_duplicates(
+                fields["content"], vectors[0], fields["namespace"], scope
+            )
+            if duplicate is not None:
+                log.info("store_memory: duplicate of %s, nothing written", duplicate.id)
+                return StoreOutcome(memory=duplicate, status="duplicate", similar=similar)
+            if similar and self.conflict_policy == "supersede":
+                target = similar[0].memory
+                log.info(
+                    "store_memory: conflict policy 'supersede' replaces %s (similarity %.3f)",
+                    target.id,
+                    similar[0].similarity,
+                )
+                changes = {k: v for k, v in fields.items() if k not in ("content", "namespace", "owner")}
+                outcome = self._new_version(target.id, fields["content"], changes, vectors, owners, scope)
+                return StoreOutcome(
+                    memory=outcome.memory, status="superseded", similar=similar, superseded=outcome.superseded
+                )
+            now = self.clock()
+            memory = Memory(**fields, created_at=now, updated_at=now)
+            self.store.insert([memory], vectors, owners)
         return StoreOutcome(memory=memory, status="stored", similar=similar)
-
-    def _recent_duplicate(self, content: str, namespace: str, scope: Scope, since: datetime) -> Memory | None:
-        """A current memory of the principal with the same normalized content created since shortly
-        before ``since`` (cheap: recent rows only), read inside the write transaction."""
-        where = scope.owning(namespace, include_superseded=False, created_after=since - RECHECK_WINDOW)
-        wanted = normalize_content(content)
-        for memory in self.store.list(where, RECHECK_LIMIT):
-            if normalize_content(memory.content) == wanted:
-                return memory
-        return None
 
     def _near_duplicates(
         self, content: str, vector: Vector, namespace: str, scope: Scope

@@ -64,6 +64,10 @@ class StoreCapabilities:
 
     keyword_search: bool = False
     concurrent_processes: bool = False
+    # Calls may run in parallel from several threads: a read neither waits for another thread's open
+    # transaction nor sees its uncommitted writes. The server then runs requests in parallel;
+    # without it, it serializes every call to the store (which must still be callable from threads).
+    thread_safe: bool = False
 
 
 @runtime_checkable

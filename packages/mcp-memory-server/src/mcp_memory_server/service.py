@@ -63,8 +63,9 @@ class MemoryService:
         self.tokens = tokens
         self._engine: MemoryEngine | None = None
         self._build_lock = threading.Lock()
-        # Engine calls are serialized: stores keep one connection, and the engine's own lazy
-        # ``open()`` is not meant to race with itself.
+        # Calls into a store that is not thread-safe (``capabilities.thread_safe``) are serialized;
+        # a thread-safe store (sqlite-vec) takes them in parallel: a small search does not wait
+        # behind another client's large list.
         self._call_lock = threading.Lock()
         self._warm_lock = threading.Lock()
         self._warm_thread: threading.Thread | None = None
@@ -140,8 +141,11 @@ class MemoryService:
 
     # -- calls -----------------------------------------------------------------------------------
     def call_sync(self, fn: Callable[[MemoryEngine], T]) -> T:
+        engine = self.engine()
+        if engine.store.capabilities.thread_safe:
+            return fn(engine)
         with self._call_lock:
-            return fn(self.engine())
+            return fn(engine)
 
     def scope_for(self, access_token: Any) -> Scope:
         """The Scope of a request: the local user's without a token registry; else the user the

@@ -418,6 +418,60 @@ class StoreConformance(OverrideGuard):
         assert not errors, errors
         assert opened.count(ALL) == 4 * per_thread
 
+    def test_thread_safe_reads_run_beside_a_writer(self, opened: Store) -> None:
+        """Troubleshooting (stores declaring ``capabilities.thread_safe``): the server then calls the
+        store from many threads with no lock of its own, so a read in one thread must neither wait for
+        another thread's open transaction nor see its uncommitted writes (SQLite: a read connection per
+        thread, WAL; PostgreSQL: a connection per request from a pool)."""
+        if not opened.capabilities.thread_safe:
+            pytest.skip("store does not declare thread_safe")
+        committed = memory(1, content="committed heron")
+        pending = memory(2, content="pending heron")
+        vectors = self.add(opened, [committed], seed=31)
+        inside, release = threading.Event(), threading.Event()
+        errors: list[BaseException] = []
+
+        def writer() -> None:
+            try:
+                with opened.transaction():
+                    self.add(opened, [pending], vectors=vectors)  # the same vector: knn must choose
+                    inside.set()
+                    release.wait(120)
+            except BaseException as exc:
+                errors.append(exc)
+                inside.set()
+
+        seen: dict[str, Any] = {}
+
+        def reader() -> None:
+            try:
+                seen["get"] = set(opened.get([committed.id, pending.id]))
+                seen["list"] = _row_ids(opened.list(ALL, 10))
+                seen["count"] = opened.count(ALL)
+                seen["knn"] = _hit_ids(opened.knn(vectors[0], 5, ALL))
+                if opened.capabilities.keyword_search:
+                    seen["keyword"] = _hit_ids(opened.keyword_search("heron", 5, ALL))
+            except BaseException as exc:
+                errors.append(exc)
+
+        write = threading.Thread(target=writer)
+        write.start()
+        assert inside.wait(120)
+        read = threading.Thread(target=reader)
+        read.start()
+        read.join(120)  # a deadlock guard, not a speed limit: the writer waits for this read
+        read_done = not read.is_alive()
+        release.set()
+        write.join(120)
+        read.join(120)
+        assert not errors, errors
+        assert read_done, "a read waited for another thread's open transaction"
+        only = {committed.id}
+        assert seen["get"] == only and seen["list"] == only and seen["count"] == 1
+        assert seen["knn"] == only and seen.get("keyword", only) == only
+        assert set(opened.get([committed.id, pending.id])) == {committed.id, pending.id}
+        assert _hit_ids(opened.knn(vectors[0], 5, ALL)) == {committed.id, pending.id}
+
     # -- knn -------------------------------------------------------------------------------------
     def test_knn_order_and_similarity(self, opened: Store) -> None:
         """Troubleshooting: ``knn`` returns (id, COSINE SIMILARITY) pairs, most similar first. If values

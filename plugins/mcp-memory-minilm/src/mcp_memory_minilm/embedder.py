@@ -274,6 +274,11 @@ class MiniLMEmbedder:
             options = ort.SessionOptions()
             options.intra_op_num_threads = self.threads
             options.inter_op_num_threads = 1
+            # Idle intra-op threads sleep instead of spinning: in the server, requests embed from
+            # several threads at once and spinning threads took the cores from each other and from
+            # the event loop (server CPU per HTTP store_memory 31.8 -> 19.8 ms; 20 clients through
+            # two servers, p50 291 -> 120 ms), at +0.4 ms on a lone embed_query (docs/benchmarks.md).
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
             options.log_severity_level = 3  # errors only (onnxruntime logs to stderr)
             # The arena keeps every buffer a batch ever needed: without it RSS after twenty 32-text

@@ -49,18 +49,26 @@ KNN every passage vector and the filterable columns are loaded into numpy arrays
 connection without mmap); KNN is then exact float32 brute force (``matrix @ q``) up to
 ``exact_threshold`` rows (default 50k), an int8 pass up to ``coarse_threshold`` rows (default 200k)
 and a sign-bit pass above it, both with an exact rerank of their candidates read from ``passages``.
-SQLite stays the source of truth: this process's writes are applied to the cache after COMMIT (dropped on ROLLBACK; the cache is dropped when an inner block
-failed but the outer one committed), ``PRAGMA data_version`` detects other connections' commits,
-after which the cache replays ``cache_log`` (drops the rows of every memory logged since it was
+SQLite stays the source of truth: every commit (this process's and other processes') reaches the
+cache through ``cache_log``, a table filled by triggers: before a KNN the cache connection's
+``PRAGMA data_version`` and ``total_changes`` tell whether anything committed since the cache last
+looked; if so the cache replays ``cache_log`` (drops the rows of every memory logged since it was
 built or last caught up, and reads their current rows again; a commit that logged nothing, such as
 access statistics, costs one query) or reloads when the log was pruned past it or names too many
-memories, KNN inside a transaction uses vec0 (it must see uncommitted writes), and a cache
-over ``MCP_MEMORY_SQLITE_VECTOR_CACHE_MAX_MB`` is not built (vec0 answers).
+memories. A rolled-back write logged nothing. KNN inside a transaction that has written uses vec0
+(it must see the uncommitted writes; before the first write the cache is exact, since BEGIN
+IMMEDIATE keeps every other connection from committing), and a cache over ``MCP_MEMORY_SQLITE_VECTOR_CACHE_MAX_MB`` is not built (vec0
+answers).
 
-Concurrency: one connection per store, in autocommit mode, guarded by an RLock that a
-``transaction()`` holds from BEGIN IMMEDIATE to COMMIT, so worker threads never interleave.
+Concurrency (``capabilities.thread_safe``: the server calls it from many threads at once, without a
+lock of its own): writes go through one writer connection, guarded by an RLock that
+``transaction()`` holds from BEGIN IMMEDIATE to COMMIT; reads run on a connection per thread
+(``query_only``), so in WAL mode they never wait for a writer or for each other; the reads of the
+thread inside a transaction use the writer's connection (they must see its uncommitted writes). The
+vector cache has a lock and a connection of its own, held only while it catches up and scans. An
+in-memory database is one connection: every call takes the writer's lock there.
 Several processes share the file through WAL, ``busy_timeout`` and BEGIN IMMEDIATE (a writer waits
-for the write lock up front instead of failing on a read→write upgrade). ``synchronous=FULL``: an
+for the write lock up front instead of failing on a read→write upgrade). synchronous=FULL``: an
 acknowledged commit survives a process crash and a power loss.
 """
 
@@ -71,10 +79,11 @@ import dataclasses
 import json
 import logging
 import os
+import random
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
@@ -91,7 +100,6 @@ from .vector_cache import (
     EXACT_THRESHOLD,
     CacheFilter,
     CacheMode,
-    RowFlags,
     VectorCache,
     choose_mode,
     estimate_bytes,
@@ -102,6 +110,8 @@ log = logging.getLogger("mcp_memory_sqlite_vec")
 SCHEMA_VERSION = 3
 MAX_K = 4096  # sqlite-vec 0.1.9 refuses k > 4096
 BUSY_TIMEOUT_S = 10.0
+BEGIN_POLL_MIN_S = 0.0005  # a writer waiting for another process's write lock tries again after this …
+BEGIN_POLL_MAX_S = 0.004  # … doubling up to this (with jitter)
 # vec0 scans every vector chunk per KNN; through the default 2 MB page cache a 100k x 384-d file
 # (150 MB of vectors) costs 54 ms per query, memory-mapped 43 ms (= an in-memory database). With the
 # vector cache on, vec0 only serves the rare fallbacks, and the mapped pages would count in the
@@ -376,22 +386,32 @@ class SqliteVecStore:
             exact_threshold = int(os.environ.get(VECTOR_CACHE_EXACT_ENV, EXACT_THRESHOLD))
         self._exact_threshold = min(exact_threshold, coarse_threshold)
         self._cache: VectorCache | None = None
-        self._cache_version: int | None = None
+        self._cache_stamp: tuple[int, int] | None = (
+            None  # the cache connection's (data_version, total_changes)
+        )
         self._cache_log_id = 0  # the newest cache_log entry the cache has caught up with
         self._cache_refused_at: int | None = None  # row count at which the cap refused a load
-        self._pending: list[Callable[[VectorCache], None]] = []
-        self._pending_suspect = False
+        self._cache_conn: Any = None  # reads for the cache only, under _cache_lock (no mmap)
+        self._cache_lock = threading.RLock()  # the cache and its connection; taken after _lock, never before
         self._binding: Binding | None = None
-        self._conn: Any = None
-        self._lock = threading.RLock()
+        self._conn: Any = None  # the writer: transactions, and every statement on an in-memory database
+        self._lock = threading.RLock()  # the writer connection, from BEGIN IMMEDIATE to COMMIT
         self._depth = 0
+        self._tx_thread: int | None = None  # the thread inside transaction(), if any
+        self._tx_changes = 0  # the writer's total_changes at BEGIN: more later = this transaction wrote
+        self._local = threading.local()  # each thread's read connection
+        self._readers: list[Any] = []  # every read connection, closed by close()
+        self._readers_lock = threading.Lock()
+        self._generation = 0  # bumped by close(): read connections of an earlier open are stale
         self._model_id: str | None = None
         self._dims: int | None = None
 
     # -- protocol: description -------------------------------------------------------------------
     @property
     def capabilities(self) -> StoreCapabilities:
-        return StoreCapabilities(keyword_search=True, concurrent_processes=True)
+        # An in-memory database is one connection: safe from any thread, but serialized.
+        parallel = isinstance(self._path, Path)
+        return StoreCapabilities(keyword_search=True, concurrent_processes=True, thread_safe=parallel)
 
     @property
     def location(self) -> str:
@@ -454,12 +474,12 @@ class SqliteVecStore:
             try:
                 return str(conn.execute("PRAGMA journal_mode=WAL").fetchone()[0])
             except binding.module.OperationalError as exc:
-                if ("locked" not in str(exc) and "busy" not in str(exc)) or time.monotonic() > deadline:
+                if not _is_busy(exc) or time.monotonic() > deadline:
                     raise
                 time.sleep(0.02)
 
     def _init_schema(self, conn: Any, binding: Binding, model_id: str, dimensions: int) -> None:
-        conn.execute("BEGIN IMMEDIATE")
+        self._begin_immediate(conn, binding)
         try:
             has_meta = conn.execute(
                 "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
@@ -538,10 +558,16 @@ class SqliteVecStore:
         )
 
     def close(self) -> None:
-        with self._lock:
+        with self._lock, self._cache_lock, self._readers_lock:
             conn, self._conn = self._conn, None
-            self._depth = 0
+            self._depth, self._tx_thread = 0, None
+            self._generation += 1
             self._drop_cache()
+            others = [c for c in (self._cache_conn, *self._readers) if c is not None]
+            self._cache_conn, self._readers = None, []
+            for other in others:
+                with contextlib.suppress(Exception):
+                    other.close()
             if conn is not None:
                 with contextlib.suppress(Exception):
                     conn.execute("PRAGMA optimize")
@@ -549,21 +575,106 @@ class SqliteVecStore:
 
     def meta(self) -> dict[str, str]:
         """The ``meta`` table (schema_version, model_id, dimensions, created_by)."""
-        with self._lock:
-            return dict(self._db().execute("SELECT key, value FROM meta").fetchall())
+        with self._reading() as conn:
+            return dict(conn.execute("SELECT key, value FROM meta").fetchall())
 
     def _db(self) -> Any:
         if self._conn is None:
             raise RuntimeError(f"{self!r} is not open: call open(model_id, dimensions) first.")
         return self._conn
 
+    # -- connections -----------------------------------------------------------------------------
+    def _in_transaction(self) -> bool:
+        """True in the thread that is inside ``transaction()`` (its reads must see its own writes)."""
+        return self._tx_thread == threading.get_ident()
+
+    def _wrote_in_transaction(self) -> bool:
+        """True in the thread inside ``transaction()`` once it has written: only SQL sees those rows.
+        Before its first write the vector cache is exact: BEGIN IMMEDIATE holds SQLite's write lock,
+        so no other connection commits meanwhile (a check-then-write runs on the cache)."""
+        return (
+            self._in_transaction() and self._conn is not None and self._conn.total_changes != self._tx_changes
+        )
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[Any]:
+        """The connection a read runs on: this thread's own read connection, so reads run alongside
+        other threads' reads and (WAL) alongside a writer; the writer's connection, under its lock,
+        inside this thread's transaction (to see its uncommitted writes) or on an in-memory database
+        (one connection is the whole database)."""
+        if self._in_transaction() or not isinstance(self._path, Path):
+            with self._lock:
+                yield self._db()
+            return
+        yield self._reader()
+
+    def _reader(self) -> Any:
+        """This thread's read connection to the file, opened on first use (query_only: it cannot write)."""
+        local = self._local
+        if getattr(local, "generation", None) == self._generation and local.conn is not None:
+            return local.conn
+        with self._readers_lock:
+            self._db()  # not open (or closed meanwhile): the same RuntimeError as every other call
+            conn = self._read_connection(mmap=not self._cache_enabled)
+            self._readers.append(conn)
+            local.conn, local.generation = conn, self._generation
+        return conn
+
+    def _read_connection(self, *, mmap: bool) -> Any:
+        assert self._binding is not None
+        conn = self._binding.connect(str(self._path), timeout=BUSY_TIMEOUT_S)
+        try:
+            conn.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
+            conn.execute(f"PRAGMA mmap_size={MMAP_SIZE if mmap else 0}")
+            conn.execute("PRAGMA query_only=1")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _cache_db(self) -> Any:
+        """The vector cache's connection (call under ``_cache_lock``): its own, without mmap (reading
+        every vector through a 1 GB map would keep the passages table resident in this process); the
+        writer's on an in-memory database (callers hold ``_lock`` there)."""
+        if not isinstance(self._path, Path):
+            return self._db()
+        if self._cache_conn is None:
+            self._db()
+            self._cache_conn = self._read_connection(mmap=False)
+            self._cache_conn.execute("PRAGMA cache_size=-2000")
+        return self._cache_conn
+
+    def _begin_immediate(self, conn: Any, binding: Binding | None = None) -> None:
+        """BEGIN IMMEDIATE, polling every few milliseconds while another process holds the write lock,
+        for up to ``BUSY_TIMEOUT_S``. SQLite's own busy handler sleeps 1, 2, 5, 10, 15, 20, 25, 25, 25,
+        50, 50, 100, 100 … ms between tries, so a writer that just missed a 5 ms commit slept on for
+        tens of milliseconds: 20 clients through two servers on one file waited 120 ms (p50) and
+        480 ms (p90) for a store; polling brings both down (docs/benchmarks.md)."""
+        module = (binding or self._binding or select_binding(self._binding_name)).module
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        delay = BEGIN_POLL_MIN_S
+        conn.execute("PRAGMA busy_timeout=0")
+        try:
+            while True:
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                    return
+                except module.OperationalError as exc:
+                    if not _is_busy(exc) or time.monotonic() >= deadline:
+                        raise
+                time.sleep(delay * (0.5 + random.random()))  # jitter: two waiters do not poll in step
+                delay = min(delay * 2, BEGIN_POLL_MAX_S)
+        finally:
+            conn.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
+
     # -- transactions ----------------------------------------------------------------------------
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
         """All writes inside commit together, or none on an exception. Nested blocks are no-ops.
 
-        Holds the store's lock throughout, so other threads wait; BEGIN IMMEDIATE takes SQLite's write
-        lock up front (waiting up to busy_timeout for other processes).
+        Holds the writer's lock throughout, so other threads' writes wait (their reads do not: they
+        have connections of their own); BEGIN IMMEDIATE takes SQLite's write lock up front (waiting up
+        to busy_timeout for other processes).
         """
         with self._lock:
             conn = self._db()
@@ -571,82 +682,61 @@ class SqliteVecStore:
                 self._depth += 1
                 try:
                     yield
-                except BaseException:
-                    # The outer block may catch this and commit what the inner writes did so far.
-                    self._pending_suspect = True
-                    raise
                 finally:
                     self._depth -= 1
                 return
-            conn.execute("BEGIN IMMEDIATE")
-            self._depth = 1
-            self._pending, self._pending_suspect = [], False
+            self._begin_immediate(conn)
+            self._depth, self._tx_thread, self._tx_changes = 1, threading.get_ident(), conn.total_changes
             try:
                 yield
             except BaseException:
-                self._depth = 0
-                self._pending = []
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
-            self._depth = 0
-            try:
-                conn.execute("COMMIT")
-            except BaseException:
-                self._pending = []
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-            self._apply_pending()
+            else:
+                try:
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+            finally:
+                self._depth, self._tx_thread = 0, None
 
     # -- vector cache ----------------------------------------------------------------------------
-    def _defer(self, op: Callable[[VectorCache], None]) -> None:
-        """Apply ``op`` to the vector cache once the enclosing transaction commits."""
-        if self._cache is not None:
-            self._pending.append(op)
-
-    def _apply_pending(self) -> None:
-        ops, self._pending = self._pending, []
-        if self._cache is None:
-            return
-        if self._pending_suspect:
-            self._drop_cache()
-            return
-        try:
-            for op in ops:
-                op(self._cache)
-        except Exception:  # never serve a half-updated cache
-            log.exception("vector cache update failed; it will be reloaded from SQLite")
-            self._drop_cache()
-            return
-        if self._outgrown(self._cache):
-            self._drop_cache()
-
     def _drop_cache(self) -> None:
-        self._cache, self._cache_version = None, None
-        self._pending = []
+        self._cache, self._cache_stamp = None, None
 
     def warm(self) -> None:
         """Load the vector cache now, so the first search does not pay for it (the engine runs this in
         the background after ``open``; nothing to do when the cache is off, current or over its cap)."""
-        with self._lock:
+        with contextlib.ExitStack() as held:
+            if not isinstance(self._path, Path):
+                held.enter_context(self._lock)  # one connection: the writer's lock comes first
+            held.enter_context(self._cache_lock)
             if self._conn is not None:
-                self._current_cache(self._conn)
+                self._current_cache()
 
     @property
     def vector_cache(self) -> VectorCache | None:
         """The loaded vector cache (None when disabled, not yet loaded or refused by the size cap)."""
         return self._cache
 
-    def _current_cache(self, conn: Any) -> VectorCache | None:
-        """The vector cache, (re)loaded when another connection committed since it was built."""
-        if not self._cache_enabled or self._depth:
-            return None  # inside a transaction only SQL sees this connection's uncommitted writes
+    def _current_cache(self) -> VectorCache | None:
+        """The vector cache, caught up with every commit since it was built (call under ``_cache_lock``).
+
+        Every commit, this process's own included, reaches the cache through ``cache_log``: the cache
+        connection's ``data_version`` moves when another connection commits, and its ``total_changes``
+        when it is the writer itself (an in-memory database), so an unchanged stamp costs no query."""
+        if not self._cache_enabled or self._wrote_in_transaction():
+            return None  # only SQL sees this transaction's uncommitted writes
+        conn = self._cache_db()
         (version,) = conn.execute("PRAGMA data_version").fetchone()
-        if self._cache is not None and version == self._cache_version:
+        stamp = (int(version), int(conn.total_changes))
+        if self._cache is not None and stamp == self._cache_stamp:
             return self._cache
         if self._cache is not None and self._replay_log(conn, self._cache):
-            self._cache_version = int(version)
+            self._cache_stamp = stamp
             return self._cache
         self._drop_cache()
         (top,) = conn.execute("SELECT max(vrow) FROM passages").fetchone()
@@ -663,7 +753,7 @@ class SqliteVecStore:
             return None
         started = time.perf_counter()
         self._cache = self._load_cache(conn, mode)
-        self._cache_version = int(version)
+        self._cache_stamp = stamp
         log.info(
             "vector cache loaded: %d vectors (%s, %.0f MB) in %.2f s",
             self._cache.rows,
@@ -720,27 +810,17 @@ class SqliteVecStore:
         cache = VectorCache(dims, mode=mode, fetch=self._fetch_vectors)
         (rows,) = conn.execute("SELECT count(*) FROM passages").fetchone()
         cache.reserve(int(rows) + 1024)
-        reader = conn
-        if isinstance(self._path, Path):
-            # A second connection without mmap: reading every vector through the main connection's
-            # 1 GB mmap would keep the whole passages table resident in this process (RSS).
-            assert self._binding is not None
-            reader = self._binding.connect(str(self._path), timeout=BUSY_TIMEOUT_S)
-            reader.execute("PRAGMA mmap_size=0")
-            reader.execute("PRAGMA cache_size=-2000")
         try:
-            reader.execute("BEGIN")  # one snapshot for the mean and the rows
+            conn.execute("BEGIN")  # one snapshot for the mean and the rows
             if mode != "float32":  # sign bits (the bits mode, and the int8 mode's prefilter)
-                cache.set_mean(self._mean_vector(reader, dims))
-            (log_id,) = reader.execute("SELECT coalesce(max(id), 0) FROM cache_log").fetchone()
-            self._read_rows(reader, cache, "", ())
-            reader.execute("COMMIT")
+                cache.set_mean(self._mean_vector(conn, dims))
+            (log_id,) = conn.execute("SELECT coalesce(max(id), 0) FROM cache_log").fetchone()
+            self._read_rows(conn, cache, "", ())
+            conn.execute("COMMIT")
             self._cache_log_id = int(log_id)
         finally:
-            if reader is not conn:
-                reader.close()
-            elif reader.in_transaction:
-                reader.execute("ROLLBACK")
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
         return cache
 
     @staticmethod
@@ -789,7 +869,7 @@ class SqliteVecStore:
         wanted = np.asarray(vrows, dtype=np.int64)
         order = np.argsort(wanted, kind="stable")
         rows = (
-            self._db()
+            self._cache_db()
             .execute(
                 "SELECT vrow, embedding FROM passages WHERE vrow IN (SELECT value FROM json_each(?)) ORDER BY vrow",
                 (json.dumps(list(map(int, vrows))),),
@@ -803,32 +883,21 @@ class SqliteVecStore:
         return out
 
     def _cache_knn(
-        self, conn: Any, cache: VectorCache, query: Vector, k: int, where: MemoryFilter
-    ) -> list[tuple[str, float]]:
-        ns = self._namespace_ids(where)
-        if ns is False:
-            return []
-        seqs = None
-        if _needs_rows(where):
-            clause, row_params = _where_sql(where, alias="m")
-            seqs = np.fromiter(
-                (r[0] for r in conn.execute(f"SELECT m.seq FROM memories m WHERE {clause}", row_params)),
-                dtype=np.int64,
-            )
-            if len(seqs) == 0:
+        self, conn: Any, query: Vector, k: int, where: MemoryFilter
+    ) -> list[tuple[str, float]] | None:
+        """KNN through the vector cache; None when it cannot answer (off, over its cap, or after this
+        thread's transaction wrote). The filter is resolved on ``conn`` first, so the cache's lock is
+        only held while the cache catches up and scans."""
+        if not self._cache_enabled or self._wrote_in_transaction():
+            return None
+        flt = self._cache_filter(conn, where)
+        with self._cache_lock:
+            cache = self._current_cache()
+            if cache is None:
+                return None
+            if flt is None:
                 return []
-        flt = CacheFilter(
-            ns=ns,
-            include_deleted=where.include_deleted,
-            include_superseded=where.include_superseded,
-            types=None
-            if where.types is None
-            else tuple(sorted(TYPE_CODES[MemoryType(t)] for t in where.types)),
-            created_min=None if where.created_after is None else to_micros(where.created_after),
-            created_max=None if where.created_before is None else to_micros(where.created_before),
-            seqs=seqs,
-        )
-        hits = cache.search(query, k, flt)
+            hits = cache.search(query, k, flt)
         if not hits:
             return []
         ids = dict(
@@ -840,6 +909,32 @@ class SqliteVecStore:
         pairs = [(str(ids[s]), sim) for s, sim in hits if s in ids]
         pairs.sort(key=lambda p: (-p[1], p[0]))
         return pairs
+
+    def _cache_filter(self, conn: Any, where: MemoryFilter) -> CacheFilter | None:
+        """``where`` as the vector cache's filter; None when nothing can match."""
+        ns = self._namespace_ids(conn, where)
+        if ns is False:
+            return None
+        seqs = None
+        if _needs_rows(where):
+            clause, row_params = _where_sql(where, alias="m")
+            seqs = np.fromiter(
+                (r[0] for r in conn.execute(f"SELECT m.seq FROM memories m WHERE {clause}", row_params)),
+                dtype=np.int64,
+            )
+            if len(seqs) == 0:
+                return None
+        return CacheFilter(
+            ns=ns,
+            include_deleted=where.include_deleted,
+            include_superseded=where.include_superseded,
+            types=None
+            if where.types is None
+            else tuple(sorted(TYPE_CODES[MemoryType(t)] for t in where.types)),
+            created_min=None if where.created_after is None else to_micros(where.created_after),
+            created_max=None if where.created_before is None else to_micros(where.created_before),
+            seqs=seqs,
+        )
 
     # -- writes ----------------------------------------------------------------------------------
     def insert(
@@ -912,21 +1007,6 @@ class SqliteVecStore:
                     "VALUES (?, ?, ?, ?, ?, ?, ?)",
                     (cursor.lastrowid, blob, *flags[owner]),
                 )
-            if self._cache is not None:
-                row_flags = np.array([flags[o] for o in owner_list], dtype=np.int64).reshape(-1, 5)
-                row_seqs = [seqs[o] for o in owner_list]
-                self._defer(
-                    lambda c: c.append(
-                        vrows,
-                        row_seqs,
-                        array,
-                        row_flags[:, 0],
-                        row_flags[:, 1],
-                        row_flags[:, 2],
-                        row_flags[:, 3],
-                        row_flags[:, 4],
-                    )
-                )
 
     def _vector_flags(self, m: Memory) -> tuple[int, int, int, int, int]:
         """The vec0 metadata columns of a memory: ns, deleted, superseded, type, created."""
@@ -964,7 +1044,6 @@ class SqliteVecStore:
             conn.execute(f"UPDATE memories SET {assignments} WHERE seq = ?", (*values, seq))
             flags = self._vector_flags(new)
             if flags != self._vector_flags(old):
-                self._defer(lambda c: c.set_flags(seq, RowFlags(*flags)))
                 vrows = [r[0] for r in conn.execute("SELECT vrow FROM passages WHERE seq = ?", (seq,))]
                 conn.executemany(
                     "UPDATE vectors SET ns = ?, deleted = ?, superseded = ?, type = ?, created = ? "
@@ -1001,7 +1080,6 @@ class SqliteVecStore:
                     (json.dumps(ids),),
                 )
             ]
-            self._defer(lambda c: c.remove(seqs))
             for seq in seqs:
                 vrows = [r[0] for r in conn.execute("SELECT vrow FROM passages WHERE seq = ?", (seq,))]
                 conn.executemany("DELETE FROM vectors WHERE rowid = ?", [(v,) for v in vrows])
@@ -1009,8 +1087,8 @@ class SqliteVecStore:
                 conn.execute("DELETE FROM memories WHERE seq = ?", (seq,))
             return len(seqs)
 
-    def _namespace_id(self, name: str, *, create: bool) -> int | None:
-        conn = self._db()
+    def _namespace_id(self, name: str, *, create: bool, conn: Any = None) -> int | None:
+        conn = self._db() if conn is None else conn
         row = conn.execute("SELECT id FROM namespaces WHERE name = ?", (name,)).fetchone()
         if row is not None:
             return int(row[0])
@@ -1023,15 +1101,11 @@ class SqliteVecStore:
         ids = list(dict.fromkeys(ids))
         if not ids:
             return {}
-        with self._lock:
-            rows = (
-                self._db()
-                .execute(
-                    f"SELECT {_COLUMNS} FROM memories WHERE id IN (SELECT value FROM json_each(?))",
-                    (json.dumps(ids),),
-                )
-                .fetchall()
-            )
+        with self._reading() as conn:
+            rows = conn.execute(
+                f"SELECT {_COLUMNS} FROM memories WHERE id IN (SELECT value FROM json_each(?))",
+                (json.dumps(ids),),
+            ).fetchall()
         return {row[0]: _memory(row) for row in rows}
 
     def knn(self, vector: Vector, k: int, where: MemoryFilter) -> list[tuple[str, float]]:
@@ -1043,13 +1117,12 @@ class SqliteVecStore:
         query = np.ascontiguousarray(np.asarray(vector, dtype=np.float32).reshape(-1))
         if query.shape[0] != self._dims:
             raise ValueError(f"knn needs a {self._dims}-d vector; got {query.shape[0]}-d")
-        with self._lock:
-            conn = self._db()
+        with self._reading() as conn:
             where = self._without_trivial_scope(conn, where)
-            cache = self._current_cache(conn)
-            if cache is not None:
-                return self._cache_knn(conn, cache, query, k, where)
-            vec = self._vec0_conditions(where)
+            cached = self._cache_knn(conn, query, k, where)
+            if cached is not None:
+                return cached
+            vec = self._vec0_conditions(conn, where)
             if vec is None:
                 return []
             conditions, params = vec
@@ -1108,17 +1181,21 @@ class SqliteVecStore:
             return dataclasses.replace(where, owner=None, visible_to=None)
         return where
 
-    def _namespace_ids(self, where: MemoryFilter) -> int | tuple[int, ...] | Literal[False] | None:
+    def _namespace_ids(self, conn: Any, where: MemoryFilter) -> int | tuple[int, ...] | Literal[False] | None:
         """The namespace condition as namespace ids: one id, a tuple (any of), None (no condition),
         or False when no memory can match (an unknown namespace)."""
         wanted: set[int] | None = None
         if where.namespace is not None:
-            ns = self._namespace_id(where.namespace, create=False)
+            ns = self._namespace_id(where.namespace, create=False, conn=conn)
             if ns is None:
                 return False
             wanted = {ns}
         if where.namespaces is not None:
-            ids = {i for n in where.namespaces if (i := self._namespace_id(n, create=False)) is not None}
+            ids = {
+                i
+                for n in where.namespaces
+                if (i := self._namespace_id(n, create=False, conn=conn)) is not None
+            }
             wanted = ids if wanted is None else wanted & ids
         if wanted is None:
             return None
@@ -1126,12 +1203,12 @@ class SqliteVecStore:
             return False
         return next(iter(wanted)) if len(wanted) == 1 else tuple(sorted(wanted))
 
-    def _vec0_conditions(self, where: MemoryFilter) -> tuple[list[str], list[Any]] | None:
+    def _vec0_conditions(self, conn: Any, where: MemoryFilter) -> tuple[list[str], list[Any]] | None:
         """The filter fields vec0 metadata columns can apply inside the KNN; None when the namespace
         does not exist (nothing can match)."""
         conditions: list[str] = []
         params: list[Any] = []
-        ns = self._namespace_ids(where)
+        ns = self._namespace_ids(conn, where)
         if ns is False:
             return None
         if isinstance(ns, int):
@@ -1191,8 +1268,7 @@ class SqliteVecStore:
             f"WHERE memories_fts MATCH ? {'AND ' + clause if clause else ''} "
             "ORDER BY score, m.id LIMIT ?"
         )
-        with self._lock:
-            conn = self._db()
+        with self._reading() as conn:
             try:
                 rows = conn.execute(sql, (match, *params, k)).fetchall()
             except self._binding.module.OperationalError as exc:  # type: ignore[union-attr]
@@ -1218,57 +1294,53 @@ class SqliteVecStore:
             + ("WHERE " + " AND ".join(conditions) + " " if conditions else "")
             + "ORDER BY created_at DESC, id DESC LIMIT ?"
         )
-        with self._lock:
-            rows = self._db().execute(sql, (*params, limit)).fetchall()
+        with self._reading() as conn:
+            rows = conn.execute(sql, (*params, limit)).fetchall()
         return [_memory(row) for row in rows]
 
     def count(self, where: MemoryFilter) -> int:
         if _matches_nothing(where):
             return 0
         clause, params = _where_sql(where)
-        with self._lock:
-            (n,) = (
-                self._db()
-                .execute("SELECT count(*) FROM memories" + (f" WHERE {clause}" if clause else ""), params)
-                .fetchone()
-            )
+        with self._reading() as conn:
+            (n,) = conn.execute(
+                "SELECT count(*) FROM memories" + (f" WHERE {clause}" if clause else ""), params
+            ).fetchone()
         return int(n)
 
     def namespaces(self, where: MemoryFilter | None = None) -> dict[str, int]:
         if where is not None and _matches_nothing(where):
             return {}
         clause, params = _where_sql(where) if where is not None else ("", [])
-        with self._lock:
-            rows = (
-                self._db()
-                .execute(
-                    "SELECT namespace, sum(deleted_at IS NULL AND superseded_by IS NULL) FROM memories "
-                    + (f"WHERE {clause} " if clause else "")
-                    + "GROUP BY namespace ORDER BY namespace",
-                    params,
-                )
-                .fetchall()
-            )
+        with self._reading() as conn:
+            rows = conn.execute(
+                "SELECT namespace, sum(deleted_at IS NULL AND superseded_by IS NULL) FROM memories "
+                + (f"WHERE {clause} " if clause else "")
+                + "GROUP BY namespace ORDER BY namespace",
+                params,
+            ).fetchall()
         return {str(name): int(count) for name, count in rows}
 
     def iter_all(self) -> Iterator[Memory]:
-        """Every memory, in batches (the lock is not held between batches, so callers may write)."""
+        """Every memory, in batches (nothing is held between batches, so callers may write)."""
         last = 0
         while True:
-            with self._lock:
-                rows = (
-                    self._db()
-                    .execute(
-                        f"SELECT seq, {_COLUMNS} FROM memories WHERE seq > ? ORDER BY seq LIMIT ?",
-                        (last, _ITER_BATCH),
-                    )
-                    .fetchall()
-                )
+            with self._reading() as conn:
+                rows = conn.execute(
+                    f"SELECT seq, {_COLUMNS} FROM memories WHERE seq > ? ORDER BY seq LIMIT ?",
+                    (last, _ITER_BATCH),
+                ).fetchall()
             if not rows:
                 return
             for row in rows:
                 yield _memory(row[1:])
             last = rows[-1][0]
+
+
+def _is_busy(exc: Exception) -> bool:
+    """SQLITE_BUSY / SQLITE_LOCKED: another connection holds the lock (worth waiting for)."""
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
 
 
 def _matches_nothing(where: MemoryFilter) -> bool:
