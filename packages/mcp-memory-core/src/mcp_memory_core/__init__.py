@@ -13,6 +13,7 @@ from .errors import (
     NotOwnerError,
     PluginConflictError,
     PluginError,
+    StorageError,
     UnknownBackendError,
 )
 from .hookspecs import hookimpl, hookspec
@@ -64,6 +65,7 @@ __all__ = [
     "ScoredCandidate",
     "SearchHit",
     "Settings",
+    "StorageError",
     "Store",
     "StoreCapabilities",
     "StoreSpec",

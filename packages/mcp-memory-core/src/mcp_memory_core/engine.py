@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from .errors import InvalidInputError, MemoryNotFoundError, MemoryStateError, NotOwnerError
+from .errors import InvalidInputError, MemoryNotFoundError, MemoryStateError, NotOwnerError, StorageError
 from .filters import NO_FILTERS, Filters
 from .lifecycle import TTLPolicy
 from .models import (
@@ -473,7 +473,11 @@ class MemoryEngine:
     def _sweep_if_due(self) -> None:
         now = self.clock()
         if self._last_sweep is None or (now - self._last_sweep).total_seconds() >= SWEEP_INTERVAL_SECONDS:
-            self.sweep()
+            try:
+                self.sweep()
+            except StorageError as exc:  # a read-only database: reads go on, expired memories stay
+                log.warning("TTL sweep skipped: %s", exc)
+                self._last_sweep = now
 
     # -- reads -----------------------------------------------------------------------------------
     def get_memory(self, memory_id: str, *, history: bool = False, scope: Scope | None = None) -> MemoryView:
@@ -581,7 +585,10 @@ class MemoryEngine:
         now = self.clock()
         ranked = self.ranker.rank(query, candidates, now)[:limit]
         if self.track_access and ranked:
-            self.store.record_access({s.candidate.memory.id: 1 for s in ranked}, now)
+            try:
+                self.store.record_access({s.candidate.memory.id: 1 for s in ranked}, now)
+            except StorageError as exc:  # statistics only: the search still answers
+                log.warning("Access statistics not recorded: %s", exc)
         return [
             SearchHit(
                 memory=scored.candidate.memory,

@@ -25,6 +25,11 @@ class MemoryStateError(MemoryServerError):
     """The memory exists but is in a state that forbids the operation (deleted, superseded …)."""
 
 
+class StorageError(MemoryServerError):
+    """The store cannot read or write its data (disk full, read-only, locked, damaged, gone). The message
+    is one sentence a user can act on; a write that raised it was not made (nothing acknowledged)."""
+
+
 class ModelMismatchError(MemoryServerError):
     """The database holds vectors of another embedding model than the one configured."""
 

@@ -29,6 +29,11 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="MCP_MEMORY_", extra="ignore")
 
     db_path: Path = Field(default_factory=default_db_path, description="SQLite database file")
+    create_database: bool = Field(
+        default=True,
+        description="Create the database when it does not exist (the CLI's read commands turn it off, so "
+        "a mistyped path is an error, not a new empty database)",
+    )
     store: str = Field(default="sqlite-vec", description="Store plugin name")
     embedder: str = Field(default="minilm", description="Embedder plugin name")
     ranker: str = Field(default="hybrid", description="Ranker plugin name (hybrid: chosen on LoCoMo dev)")

@@ -68,10 +68,14 @@ def expected_errors() -> Iterator[None]:
         raise
 
 
-def with_engine(fn: Callable[[MemoryEngine], T]) -> T:
+def with_engine(fn: Callable[[MemoryEngine], T], *, create: bool = True) -> T:
+    """Run ``fn`` on an engine built from the settings. ``create=False`` (the read commands): a missing
+    database is an error, never a new empty file at a mistyped path."""
     from .assembly import build_engine
 
     settings = load_settings()
+    if not create:
+        settings = settings.model_copy(update={"create_database": False})
     with expected_errors():
         engine = build_engine(settings)
         try:
@@ -177,7 +181,7 @@ def list_command(limit: int, cursor: str | None, as_json: bool) -> None:
     """List current memories, newest first."""
     from .serialize import page_to_dict
 
-    page = with_engine(lambda engine: page_to_dict(engine.list_memories(limit, cursor)))
+    page = with_engine(lambda engine: page_to_dict(engine.list_memories(limit, cursor)), create=False)
     if as_json:
         emit_json(page)
         return
@@ -202,7 +206,9 @@ def search(query: str, limit: int, as_json: bool) -> None:
     """Search memories by meaning."""
     from .serialize import hit_to_dict
 
-    results = with_engine(lambda engine: [hit_to_dict(h) for h in engine.search_memories(query, limit)])
+    results = with_engine(
+        lambda engine: [hit_to_dict(h) for h in engine.search_memories(query, limit)], create=False
+    )
     if as_json:
         emit_json({"results": results, "count": len(results)})
         return
@@ -221,7 +227,7 @@ def get(memory_id: str, as_json: bool) -> None:
     """Show one memory, as stored (with its status and the head of its chain)."""
     from .serialize import view_to_dict
 
-    view = with_engine(lambda engine: view_to_dict(engine.get_memory(memory_id)))
+    view = with_engine(lambda engine: view_to_dict(engine.get_memory(memory_id)), create=False)
     if as_json:
         emit_json(view)
         return
@@ -340,7 +346,7 @@ def export_command(output: str, namespace: str | None, all_namespaces: bool) -> 
             return count, ns
         return _export_to_file(engine, Path(output), ns, now), ns
 
-    count, ns = with_engine(run)
+    count, ns = with_engine(run, create=False)
     where = "all namespaces" if ns is None else f"namespace {ns!r}"
     target = "stdout" if output == "-" else output
     click.echo(f"Exported {count} memories ({where}) to {target}.", err=True)
@@ -523,7 +529,9 @@ def clear(namespace: str, yes: bool, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def namespaces(as_json: bool) -> None:
     """List namespaces with their number of current memories (* = the current namespace)."""
-    counts, current = with_engine(lambda engine: (dict(engine.list_namespaces()), engine.namespace))
+    counts, current = with_engine(
+        lambda engine: (dict(engine.list_namespaces()), engine.namespace), create=False
+    )
     if as_json:
         emit_json({"namespaces": counts, "current": current})
         return

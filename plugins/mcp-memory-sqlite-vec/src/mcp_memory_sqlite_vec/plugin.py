@@ -54,6 +54,7 @@ def _make(settings: Settings) -> SqliteVecStore:
     own = SqliteVecSettings()
     return SqliteVecStore(
         settings.db_path,
+        create=settings.create_database,
         binding=own.binding,
         vector_cache=own.vector_cache,
         vector_cache_max_mb=own.vector_cache_max_mb,

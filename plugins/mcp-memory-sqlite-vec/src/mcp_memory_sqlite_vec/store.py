@@ -90,11 +90,21 @@ from typing import Any, Literal
 
 import numpy as np
 
-from mcp_memory_core.errors import MemoryNotFoundError, ModelMismatchError
+from mcp_memory_core.errors import MemoryNotFoundError, ModelMismatchError, StorageError
 from mcp_memory_core.models import Memory, MemoryFilter, MemoryType, PrivacyScope
 from mcp_memory_core.protocols import StoreCapabilities, Vector
 
 from .binding import Binding, select_binding
+from .errors import (
+    Action,
+    check_same_file,
+    create_private_file,
+    file_identity,
+    is_busy,
+    read_only_error,
+    refuse_foreign,
+    storage_error,
+)
 from .vector_cache import (
     COARSE_THRESHOLD,
     EXACT_THRESHOLD,
@@ -365,7 +375,11 @@ class SqliteVecStore:
         vector_cache_max_mb: int | None = None,
         coarse_threshold: int | None = None,
         exact_threshold: int | None = None,
+        create: bool = True,
     ) -> None:
+        self._create = create  # False: open() refuses a missing file instead of creating it
+        self._identity: tuple[int, int] | None = None  # the file open() opened (device, inode)
+        self._read_only = False  # the file could not be written when it was opened: reads only
         self._path: str | Path = ":memory:" if str(path) == ":memory:" else Path(path).expanduser()
         self._binding_name = binding
         if vector_cache is None:
@@ -441,19 +455,34 @@ class SqliteVecStore:
                 return
             binding = select_binding(self._binding_name)
             if isinstance(self._path, Path):
-                self._path.parent.mkdir(parents=True, exist_ok=True)
-            conn = binding.connect(str(self._path), timeout=BUSY_TIMEOUT_S)
-            try:
-                mode = self._enable_wal(conn, binding)
-                if str(mode).lower() != "wal" and str(self._path) != ":memory:":
-                    log.warning("SQLite refused WAL mode for %s (journal_mode=%s)", self.location, mode)
-                conn.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
-                conn.execute("PRAGMA synchronous=FULL")
-                conn.execute(f"PRAGMA mmap_size={0 if self._cache_enabled else MMAP_SIZE}")
-                self._init_schema(conn, binding, model_id, dimensions)
-            except BaseException:
-                conn.close()
-                raise
+                if not self._path.exists() and not self._create:
+                    raise StorageError(
+                        f"There is no memory database at {self._path}: nothing was stored there yet, or "
+                        "the path is mistyped (check MCP_MEMORY_DB_PATH)."
+                    )
+                create_private_file(self._path)
+            with self._errors("open", binding):
+                conn = binding.connect(str(self._path), timeout=BUSY_TIMEOUT_S)
+                try:
+                    refuse_foreign(conn, self.location)  # before anything is written
+                    try:
+                        mode = self._enable_wal(conn, binding)
+                        if str(mode).lower() != "wal" and str(self._path) != ":memory:":
+                            log.warning(
+                                "SQLite refused WAL mode for %s (journal_mode=%s)", self.location, mode
+                            )
+                        self._tune(conn)
+                        self._init_schema(conn, binding, model_id, dimensions)
+                    except binding.module.OperationalError as exc:
+                        if "readonly" not in str(exc).lower():
+                            raise
+                        self._tune(conn)
+                        self._check_read_only(conn, model_id, dimensions)
+                except BaseException:
+                    conn.close()
+                    raise
+            if isinstance(self._path, Path):
+                self._identity = file_identity(self._path)
             self._binding, self._conn = binding, conn
             self._model_id, self._dims = model_id, dimensions
             log.info(
@@ -463,6 +492,49 @@ class SqliteVecStore:
                 model_id,
                 dimensions,
             )
+
+    def _tune(self, conn: Any) -> None:
+        conn.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
+        conn.execute("PRAGMA synchronous=FULL")
+        conn.execute(f"PRAGMA mmap_size={0 if self._cache_enabled else MMAP_SIZE}")
+
+    def _check_read_only(self, conn: Any, model_id: str, dimensions: int) -> None:
+        """Open a file SQLite cannot write: fine for reading when its schema is current and its model
+        is ours; every write then raises StorageError (and search skips its access statistics)."""
+        stored = dict(conn.execute("SELECT key, value FROM meta").fetchall()) if self._has_meta(conn) else {}
+        if stored.get("schema_version") != str(SCHEMA_VERSION):
+            raise StorageError(
+                f"{self.location} is read-only and needs "
+                + ("creating" if not stored else f"an upgrade (schema {stored.get('schema_version')})")
+                + " first: make it writable once, or point MCP_MEMORY_DB_PATH at a writable file."
+            )
+        if (stored.get("model_id"), stored.get("dimensions")) != (model_id, str(dimensions)):
+            raise ModelMismatchError(self.location, str(stored.get("model_id")), model_id)
+        self._read_only = True
+        log.warning("%s is read-only: searching works, storing does not", self.location)
+
+    @staticmethod
+    def _has_meta(conn: Any) -> bool:
+        return bool(
+            conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone()
+        )
+
+    @contextlib.contextmanager
+    def _errors(self, action: Action, binding: Binding | None = None) -> Iterator[None]:
+        """SQLite's errors (other than a duplicate id or a closed connection) as StorageError."""
+        try:
+            yield
+        except StorageError:
+            raise
+        except Exception as exc:
+            module = (binding or self._binding).module if (binding or self._binding) else None
+            if (
+                module is None
+                or not isinstance(exc, module.DatabaseError)
+                or isinstance(exc, module.IntegrityError | module.ProgrammingError)
+            ):
+                raise
+            raise storage_error(exc, self.location, action, BUSY_TIMEOUT_S) from exc
 
     @staticmethod
     def _enable_wal(conn: Any, binding: Binding) -> str:
@@ -474,18 +546,15 @@ class SqliteVecStore:
             try:
                 return str(conn.execute("PRAGMA journal_mode=WAL").fetchone()[0])
             except binding.module.OperationalError as exc:
-                if not _is_busy(exc) or time.monotonic() > deadline:
+                if not is_busy(exc) or time.monotonic() > deadline:
                     raise
                 time.sleep(0.02)
 
     def _init_schema(self, conn: Any, binding: Binding, model_id: str, dimensions: int) -> None:
         self._begin_immediate(conn, binding)
         try:
-            has_meta = conn.execute(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
-            ).fetchone()
             stored: dict[str, str] = {}
-            if has_meta:
+            if self._has_meta(conn):
                 stored = dict(conn.execute("SELECT key, value FROM meta").fetchall())
             version = int(stored.get("schema_version", "0"))
             if version > SCHEMA_VERSION:
@@ -522,7 +591,8 @@ class SqliteVecStore:
             )
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             raise
 
     def _migrate_v2(self, conn: Any) -> None:
@@ -602,11 +672,12 @@ class SqliteVecStore:
         other threads' reads and (WAL) alongside a writer; the writer's connection, under its lock,
         inside this thread's transaction (to see its uncommitted writes) or on an in-memory database
         (one connection is the whole database)."""
-        if self._in_transaction() or not isinstance(self._path, Path):
-            with self._lock:
-                yield self._db()
-            return
-        yield self._reader()
+        with self._errors("read"):
+            if self._in_transaction() or not isinstance(self._path, Path):
+                with self._lock:
+                    yield self._db()
+                return
+            yield self._reader()
 
     def _reader(self) -> Any:
         """This thread's read connection to the file, opened on first use (query_only: it cannot write)."""
@@ -660,7 +731,7 @@ class SqliteVecStore:
                     conn.execute("BEGIN IMMEDIATE")
                     return
                 except module.OperationalError as exc:
-                    if not _is_busy(exc) or time.monotonic() >= deadline:
+                    if not is_busy(exc) or time.monotonic() >= deadline:
                         raise
                 time.sleep(delay * (0.5 + random.random()))  # jitter: two waiters do not poll in step
                 delay = min(delay * 2, BEGIN_POLL_MAX_S)
@@ -676,7 +747,7 @@ class SqliteVecStore:
         have connections of their own); BEGIN IMMEDIATE takes SQLite's write lock up front (waiting up
         to busy_timeout for other processes).
         """
-        with self._lock:
+        with self._lock, self._errors("write"):
             conn = self._db()
             if self._depth:
                 self._depth += 1
@@ -685,6 +756,8 @@ class SqliteVecStore:
                 finally:
                     self._depth -= 1
                 return
+            if self._read_only:
+                raise read_only_error(self.location)
             self._begin_immediate(conn)
             self._depth, self._tx_thread, self._tx_changes = 1, threading.get_ident(), conn.total_changes
             try:
@@ -695,6 +768,8 @@ class SqliteVecStore:
                 raise
             else:
                 try:
+                    if isinstance(self._path, Path):
+                        check_same_file(self._path, self._identity)  # never acknowledge a lost write
                     conn.execute("COMMIT")
                 except BaseException:
                     if conn.in_transaction:
@@ -1335,12 +1410,6 @@ class SqliteVecStore:
             for row in rows:
                 yield _memory(row[1:])
             last = rows[-1][0]
-
-
-def _is_busy(exc: Exception) -> bool:
-    """SQLITE_BUSY / SQLITE_LOCKED: another connection holds the lock (worth waiting for)."""
-    text = str(exc).lower()
-    return "locked" in text or "busy" in text
 
 
 def _matches_nothing(where: MemoryFilter) -> bool:
