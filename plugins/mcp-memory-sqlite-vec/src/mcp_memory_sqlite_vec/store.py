@@ -527,7 +527,8 @@ class SqliteVecStore:
         except StorageError:
             raise
         except Exception as exc:
-            module = (binding or self._binding).module if (binding or self._binding) else None
+            used = binding or self._binding
+            module = used.module if used is not None else None
             if (
                 module is None
                 or not isinstance(exc, module.DatabaseError)
