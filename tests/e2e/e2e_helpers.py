@@ -41,7 +41,7 @@ def module_command() -> list[str]:
 
 
 def script_command() -> list[str]:
-    """The ``mcp-memory`` console script of this environment (the one ``uvx mcp-memory`` runs)."""
+    """The ``mcp-memory`` console script of this environment (the one ``uvx --from mcp-memory-stack mcp-memory`` runs)."""
     script = Path(sys.executable).parent / "mcp-memory"
     if not script.exists():
         pytest.skip(f"no mcp-memory script next to {sys.executable}")

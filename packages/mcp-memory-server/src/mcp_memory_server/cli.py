@@ -1,4 +1,4 @@
-"""The ``mcp-memory`` command. With no subcommand it serves MCP over stdio (so ``uvx mcp-memory`` works).
+"""The ``mcp-memory`` command. With no subcommand it serves MCP over stdio (so ``uvx --from mcp-memory-stack mcp-memory`` works).
 
 Serve mode never prints: stdout is the protocol. The debugging commands print human-readable text,
 or JSON with ``--json``. Expected errors (bad configuration, bad id …) are one line on stderr and a

@@ -52,7 +52,7 @@ Precision = Literal["fp32", "int8"]
 PRECISIONS: tuple[str, ...] = get_args(Precision)
 INT8_INSTALL_HINT = (
     "`uv pip install 'mcp-memory-minilm[int8]'` (or `pip install 'mcp-memory-minilm[int8]'`; "
-    "with uvx: `uvx --with 'mcp-memory-minilm[int8]' mcp-memory`)"
+    "with uvx: `uvx --from mcp-memory-stack --with 'mcp-memory-minilm[int8]' mcp-memory`)"
 )
 
 
