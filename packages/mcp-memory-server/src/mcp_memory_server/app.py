@@ -171,6 +171,25 @@ def current_access_token() -> Any:
     return get_access_token()
 
 
+def strict_arguments(tool: Any) -> None:
+    """Refuse what the SDK's lax argument model would quietly accept: an unknown argument (a typo such as
+    ``improtance`` would be dropped) is an error naming it, and nothing is coerced (``true`` is not an
+    importance, ``"5"`` is not a limit). The advertised input schema says ``additionalProperties: false``."""
+    from pydantic import BaseModel, ConfigDict
+
+    lax: type[BaseModel] = tool.fn_metadata.arg_model
+    strict: type[BaseModel] = type(
+        lax.__name__,
+        (lax,),
+        {
+            "__module__": lax.__module__,
+            "model_config": ConfigDict(extra="forbid", strict=True, arbitrary_types_allowed=True),
+        },
+    )
+    tool.fn_metadata.arg_model = strict  # read on every call (FuncMetadata's documented contract)
+    tool.parameters = strict.model_json_schema(by_alias=True)
+
+
 def build_app(
     settings: Settings | None = None,
     *,
@@ -227,6 +246,7 @@ def build_app(
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             mcp.add_tool(fn, description=inspect.cleandoc(fn.__doc__ or ""), annotations=annotations)
+            strict_arguments(mcp._tool_manager.get_tool(fn.__name__))  # the SDK has no public getter
             return fn
 
         return register

@@ -1,0 +1,53 @@
+"""Tool arguments are checked strictly: an unknown argument is an error naming it (a typo is never
+silently dropped), and nothing is coerced (``true`` is not an importance, ``"5"`` not a limit). Both
+failed before app.strict_arguments: the SDK's lax model dropped ``improtance`` and stored with 0.5,
+and took ``"5"`` as 5."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from server_helpers import error_text, payload
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "named"),
+    [
+        ("store_memory", {"content": "Deploys are on Fridays.", "improtance": 0.9}, "improtance"),
+        ("search_memories", {"query": "deploys", "limmit": 3}, "limmit"),
+        ("list_memories", {"namspace": "user"}, "namspace"),
+    ],
+)
+async def test_an_unknown_argument_is_an_error_naming_it(
+    client: Any, tool: str, args: dict[str, Any], named: str
+) -> None:
+    text = error_text(await client.call_tool(tool, args))
+    assert named in text and "Extra inputs are not permitted" in text
+    assert payload(await client.call_tool("list_memories", {}))["memories"] == []  # nothing was stored
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "named"),
+    [
+        ("store_memory", {"content": "Deploys are on Fridays.", "importance": True}, "importance"),
+        ("store_memory", {"content": "Deploys are on Fridays.", "pinned": "yes"}, "pinned"),
+        ("search_memories", {"query": "deploys", "limit": "5"}, "limit"),
+    ],
+)
+async def test_nothing_is_coerced(client: Any, tool: str, args: dict[str, Any], named: str) -> None:
+    assert named in error_text(await client.call_tool(tool, args))
+
+
+async def test_json_values_still_pass(client: Any) -> None:
+    stored = payload(
+        await client.call_tool(
+            "store_memory",
+            {"content": "Deploys are on Fridays.", "importance": 1, "tags": ["ops"], "metadata": {"team": 2}},
+        )
+    )
+    assert stored["memory"]["importance"] == 1.0 and stored["memory"]["tags"] == ["ops"]
+    tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert all(t.input_schema.get("additionalProperties") is False for t in tools.values())
