@@ -29,7 +29,7 @@ import pytest
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE.parent / "e2e"))
 from e2e_helpers import http_server, payload  # noqa: E402
-from test_startup_first_search_bench import OURS, server_env  # noqa: E402
+from test_startup_first_search_bench import OURS, server_engine, server_env  # noqa: E402
 
 pytestmark = pytest.mark.model
 
@@ -59,16 +59,8 @@ def _seeded(path: Path, large: int) -> Path:
     """``large`` memories of LARGE_CHARS and SMALL short ones, written by the engine the server builds
     from this environment."""
     from mcp_memory_core import Memory
-    from mcp_memory_core.settings import Settings
-    from mcp_memory_server.assembly import build_engine
 
-    saved = dict(os.environ)
-    os.environ.update(server_env(path, NAMESPACE))
-    try:
-        engine = build_engine(Settings())
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
+    engine = server_engine(path, NAMESPACE)
     subjects = ["The team", "Alice", "Bob", "The build", "Our API"]
     objects = ["PostgreSQL 16", "SQLite", "dark mode", "uv", "weekly releases", "Kubernetes"]
     small = [f"{subjects[i % 5]} uses {objects[i % 6]} (note {i})." for i in range(SMALL)]

@@ -18,6 +18,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -71,21 +72,27 @@ async def timeline(
     return initialized, first_search
 
 
+def server_engine(path: Path, namespace: str = NAMESPACE) -> Any:
+    """The engine a server started with ``server_env(path, namespace)`` builds (to seed its database)."""
+    from mcp_memory_core.settings import Settings
+    from mcp_memory_server.assembly import build_engine
+
+    saved = dict(os.environ)
+    os.environ.update(server_env(path, namespace))
+    try:
+        return build_engine(Settings())
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
 @pytest.fixture(scope="module")
 def db_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A database with a few hundred memories, written by the engine the server builds from this env."""
     from mcp_memory_core import Memory
-    from mcp_memory_core.settings import Settings
-    from mcp_memory_server.assembly import build_engine
 
     path = Path(tmp_path_factory.mktemp("first-search")) / "bench.db"
-    saved = dict(os.environ)
-    os.environ.update(server_env(path))
-    try:
-        engine = build_engine(Settings())
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
+    engine = server_engine(path)
     subjects = ["The team", "Alice", "Bob", "The build", "Our API"]
     objects = ["PostgreSQL 16", "SQLite", "dark mode", "uv", "weekly releases", "Kubernetes"]
     texts = [
