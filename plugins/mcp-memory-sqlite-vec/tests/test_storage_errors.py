@@ -16,7 +16,6 @@ import numpy as np
 import pytest
 
 from mcp_memory_core import Memory, MemoryEngine, MemoryFilter, StorageError
-from mcp_memory_rankers import SimilarityRanker
 from mcp_memory_sqlite_vec import SqliteVecStore
 from mcp_memory_sqlite_vec import store as store_module
 from mcp_memory_testing.fakes import HashEmbedder
@@ -176,6 +175,9 @@ def test_a_file_deleted_under_a_running_store_never_acknowledges_a_write(tmp_pat
 
 
 def test_a_read_only_database_is_searched_and_refuses_writes(tmp_path: Path) -> None:
+    # The engine needs a ranker: the workspace's tests session has one; the plugin's own conformance
+    # venv (core + testing + this plugin) does not.
+    SimilarityRanker = pytest.importorskip("mcp_memory_rankers").SimilarityRanker
     path = tmp_path / "memories.db"
     engine = MemoryEngine(SqliteVecStore(path), HashEmbedder(), SimilarityRanker())
     engine.store_memory("The team deploys on Fridays.")
