@@ -172,8 +172,12 @@ class RawServer:
         return self.proc.pid
 
     def send(self, message: dict[str, Any]) -> None:
+        self.send_line(rpc_line(message))
+
+    def send_line(self, line: bytes) -> None:
+        """Write raw bytes to the server's stdin (a malformed message, say)."""
         assert self.proc.stdin is not None
-        self.proc.stdin.write(rpc_line(message))
+        self.proc.stdin.write(line)
         self.proc.stdin.flush()
 
     def receive(self, timeout: float = 60) -> dict[str, Any]:

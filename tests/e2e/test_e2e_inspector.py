@@ -115,9 +115,17 @@ def test_every_tool_through_the_mcp_inspector_cli(db_path: Path) -> None:
     assert "not a memory id" in error["content"][0]["text"]
 
     note = ok(
-        inspector.call("store_memory", content="Scratch: rebasing feature-x", type="working", pinned=True)
+        inspector.call(
+            "store_memory",
+            content="Scratch: rebasing feature-x",
+            type="working",
+            pinned=True,
+            importance=0.9,  # an optional number: the Inspector sends a number only if the schema says so
+            tags=["git"],
+        )
     )
     assert note["memory"]["pinned"] is True and note["memory"]["expires_at"] is None
+    assert note["memory"]["importance"] == 0.9 and note["memory"]["tags"] == ["git"]
     unpinned = ok(inspector.call("pin_memory", id=note["id"], pinned=False))
     assert unpinned["pinned"] is False and unpinned["memory"]["expires_at"] is not None
 

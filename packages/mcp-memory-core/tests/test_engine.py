@@ -138,7 +138,10 @@ def test_list_shows_heads_only(engine):
     ("call", "message"),
     [
         (lambda e: e.store_memory("   "), "non-empty"),
-        (lambda e: e.store_memory("x" * 100_001), "limit"),
+        (
+            lambda e: e.store_memory("x" * 32_769),
+            r"content is 32,769 bytes; the limit is 32,768 \(MCP_MEMORY_MAX_CONTENT_BYTES\)",
+        ),
         (lambda e: e.store_memory("ok", {"k": object()}), "JSON"),
         (lambda e: e.store_memory("ok", {1: "v"}), "keys"),
         (lambda e: e.store_memory("ok", ["not", "a", "dict"]), "object"),
@@ -233,3 +236,81 @@ def test_warm_runs_an_optional_store_warm_up_in_the_background(caplog: pytest.Lo
     assert "store warm-up failed" in caplog.text
     assert engine.store_memory("still works").status == "stored"
     MemoryEngine(InMemoryStore(), HashEmbedder(16), SimilarityRanker()).warm()
+
+
+# -- size limits (MCP_MEMORY_MAX_CONTENT_BYTES / _METADATA_BYTES / _PAGE_BYTES) -------------------------
+BIG_CONTENT = "é" * 16_385  # 16,385 characters, 32,770 bytes of UTF-8
+CONTENT_ERROR = r"content is 32,770 bytes; the limit is 32,768 \(MCP_MEMORY_MAX_CONTENT_BYTES\)"
+BIG_METADATA = {"notes": "x" * 16_400}  # 16,412 bytes of JSON
+METADATA_ERROR = r"metadata is 16,412 bytes as JSON; the limit is 16,384 \(MCP_MEMORY_MAX_METADATA_BYTES\)"
+
+
+def test_content_and_metadata_are_limited_in_bytes_on_every_write(engine):
+    from mcp_memory_core import Memory
+
+    a = engine.store_memory("fits").memory
+    writes = [
+        (lambda: engine.store_memory(BIG_CONTENT), CONTENT_ERROR),
+        (lambda: engine.store_memory("ok", BIG_METADATA), METADATA_ERROR),
+        (lambda: engine.update_memory(a.id, BIG_CONTENT), CONTENT_ERROR),
+        (lambda: engine.update_memory(a.id, "ok", BIG_METADATA), METADATA_ERROR),
+        (lambda: engine.import_memories([Memory(content=BIG_CONTENT)]), CONTENT_ERROR),
+        (lambda: engine.import_memories([Memory(content="ok", metadata=BIG_METADATA)]), METADATA_ERROR),
+    ]
+    for write, message in writes:
+        with pytest.raises(InvalidInputError, match=message):
+            write()
+    assert engine.count() == 1 and engine.get_memory(a.id).status == "current"
+    assert engine.store_memory("é" * 16_384).status == "stored"  # exactly at the limit
+
+
+def test_the_limits_are_settings():
+    from mcp_memory_core import Settings
+    from mcp_memory_core.validation import Limits
+
+    limits = Settings(max_content_bytes=10, max_metadata_bytes=20, max_page_bytes=30).limits()
+    assert limits == Limits(content_bytes=10, metadata_bytes=20, page_bytes=30)
+    assert Settings().limits() == Limits(content_bytes=32_768, metadata_bytes=16_384, page_bytes=262_144)
+    small = MemoryEngine(InMemoryStore(), HashEmbedder(), SimilarityRanker(), limits=limits)
+    with pytest.raises(
+        InvalidInputError, match=r"11 bytes; the limit is 10 \(MCP_MEMORY_MAX_CONTENT_BYTES\)"
+    ):
+        small.store_memory("x" * 11)
+
+
+def test_a_list_page_is_capped_by_bytes_and_pages_cover_everything_once():
+    from mcp_memory_core.validation import Limits
+
+    engine = MemoryEngine(InMemoryStore(), HashEmbedder(), SimilarityRanker(), limits=Limits(page_bytes=4000))
+    stored = [engine.store_memory(f"memory {i} " + "x" * 900).memory for i in range(20)]
+    size = len(stored[0].model_dump_json().encode())
+    seen, cursor = [], None
+    while True:
+        page = engine.list_memories(limit=1000, cursor=cursor)
+        used = sum(len(m.model_dump_json().encode()) for m in page.memories)
+        assert used <= 4000
+        seen += [m.id for m in page.memories]
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+        assert page.capped and used + size > 4000  # full: the next memory would not have fitted
+    assert seen == [m.id for m in reversed(stored)]
+    one = engine.list_memories(limit=1000, measure=lambda memory: 10_000)  # bigger than the cap alone
+    assert len(one.memories) == 1 and one.next_cursor is not None  # a page never comes back empty
+    assert not engine.list_memories(limit=2).capped  # cut by the limit, not by size
+
+
+def test_a_page_is_read_in_chunks_without_gaps_or_repeats(engine):
+    from mcp_memory_core import Memory
+    from mcp_memory_core.engine import LIST_CHUNK
+
+    count = 2 * LIST_CHUNK + 50
+    engine.import_memories(Memory(content=f"note {i}") for i in range(count))
+    newest_first = [
+        m.id for m in sorted(engine.store.iter_all(), key=lambda m: (m.created_at, m.id), reverse=True)
+    ]
+    whole = engine.list_memories(limit=1000)
+    assert [m.id for m in whole.memories] == newest_first and whole.next_cursor is None
+    first = engine.list_memories(limit=LIST_CHUNK + 1)
+    rest = engine.list_memories(limit=1000, cursor=first.next_cursor)
+    assert [m.id for m in first.memories + rest.memories] == newest_first and rest.next_cursor is None

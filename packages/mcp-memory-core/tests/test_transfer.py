@@ -243,6 +243,23 @@ def test_a_bad_line_late_in_a_file_writes_nothing(tmp_path: Path) -> None:
     assert list(engine.store.iter_all()) == []
 
 
+def test_the_reader_holds_records_to_the_engines_limits(tmp_path: Path) -> None:
+    """A record over the limits is refused before anything is written, naming its line; an engine
+    configured with bigger limits reads (and imports) it."""
+    from mcp_memory_core.validation import Limits
+
+    path = tmp_path / "export.jsonl"
+    path.write_text("\n".join([HEADER, good_line(content="é" * 20_000)]) + "\n")
+    engine = make_engine()
+    with pytest.raises(InvalidInputError, match=r"line 2: invalid memory: content: content is 40,000 bytes"):
+        read_memories(path, "mcp-memory")
+    roomy = MemoryEngine(
+        InMemoryStore(), HashEmbedder(), SimilarityRanker(), limits=Limits(content_bytes=40_000)
+    )
+    assert import_records(roomy, read_memories(path, "mcp-memory", limits=roomy.limits)).inserted == 1
+    assert list(engine.store.iter_all()) == []
+
+
 # -- ChatGPT ------------------------------------------------------------------------------------------
 def chatgpt_export() -> list[dict[str, Any]]:
     """Two conversations as ChatGPT's conversations.json writes them (trimmed to the fields we read)."""
@@ -356,12 +373,16 @@ def test_chatgpt_bad_input() -> None:
         parse_chatgpt_conversations([], namespace="Not Valid")
 
 
-def test_chatgpt_long_messages_are_cut_and_say_so() -> None:
+def test_chatgpt_long_messages_are_cut_to_the_byte_limit_and_say_so() -> None:
+    from mcp_memory_core.validation import Limits
+
     export = chatgpt_export()
-    export[0]["mapping"]["n2"]["message"]["content"]["parts"] = ["x" * 150_000]
-    veg = next(m for m in parse_chatgpt_conversations(export) if m.metadata["message_id"] == "n2")
-    assert len(veg.content) == 100_000 and veg.content.endswith("[truncated]")
-    assert veg.metadata["truncated"] is True and veg.metadata["original_chars"] == 150_000
+    export[0]["mapping"]["n2"]["message"]["content"]["parts"] = ["é" * 150_000]
+    for limits, cap in ((None, 32_768), (Limits(content_bytes=1001), 1001)):
+        parsed = parse_chatgpt_conversations(export, **({"limits": limits} if limits else {}))
+        veg = next(m for m in parsed if m.metadata["message_id"] == "n2")
+        assert cap - 4 < len(veg.content.encode()) <= cap and veg.content.endswith("[truncated]")
+        assert veg.metadata["truncated"] is True and veg.metadata["original_chars"] == 150_000
 
 
 def test_chatgpt_zip_and_format_detection(tmp_path: Path) -> None:

@@ -162,6 +162,34 @@ async def test_list_pages_with_cursor(client: Any) -> None:
     assert seen[0] == ids[-1]  # newest first
 
 
+async def test_list_pages_are_capped_by_bytes_and_say_how_to_go_on(app: Any, client: Any) -> None:
+    """1,000 memories of 20 KB, asked for all at once: each page stays under the byte cap
+    (MCP_MEMORY_MAX_PAGE_BYTES, 256 KB) and says more remain; the pages cover every memory once."""
+    from mcp_memory_core.models import Memory
+
+    cap = 256 * 1024
+    filler = "x" * 20_000  # one passage, one word: cheap to embed with the hash embedder
+    memories = [Memory(content=f"memory {i} {filler}", namespace="default") for i in range(1000)]
+    app.memory_service.call_sync(lambda engine: engine.import_memories(memories))
+    seen: list[str] = []
+    cursor = None
+    pages = 0
+    while True:
+        args: dict[str, Any] = {"limit": 1000, **({"cursor": cursor} if cursor else {})}
+        page = payload(await client.call_tool("list_memories", args))
+        pages += 1
+        size = sum(len(json.dumps(m, ensure_ascii=False).encode()) for m in page["memories"])
+        assert 0 < size <= cap and page["total"] == 1000
+        seen += [m["id"] for m in page["memories"]]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            assert "hint" not in page
+            break
+        assert "cursor" in page["hint"] and "262,144 bytes" in page["hint"]
+    assert len(seen) == 1000 and set(seen) == {m.id for m in memories}
+    assert pages >= 1000 * len(filler) // cap  # full pages: none cut far below the cap
+
+
 async def test_list_defaults(client: Any) -> None:
     assert payload(await client.call_tool("list_memories", {})) == {
         "memories": [],
@@ -176,7 +204,16 @@ async def test_list_defaults(client: Any) -> None:
     [
         ("store_memory", {"content": ""}, "content must be a non-empty string"),
         ("store_memory", {"content": "   "}, "content must be a non-empty string"),
-        ("store_memory", {"content": "x" * 100_001}, "the limit is 100,000"),
+        (
+            "store_memory",
+            {"content": "é" * 16_385},
+            "content is 32,770 bytes; the limit is 32,768 (MCP_MEMORY_MAX_CONTENT_BYTES)",
+        ),
+        (
+            "store_memory",
+            {"content": "ok", "metadata": {"notes": "x" * 16_400}},
+            "metadata is 16,412 bytes as JSON; the limit is 16,384 (MCP_MEMORY_MAX_METADATA_BYTES)",
+        ),
         ("store_memory", {"content": "ok", "metadata": ["not", "an", "object"]}, "metadata"),
         ("search_memories", {"query": ""}, "query must be a non-empty string"),
         ("search_memories", {"query": "x", "limit": 0}, "limit must be an integer from 1 to 100"),

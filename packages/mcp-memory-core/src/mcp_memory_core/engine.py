@@ -50,10 +50,13 @@ from .protocols import Embedder, Ranker, Store, Vector
 from .recall import Recall, approximate_tokens, pack
 from .scope import Scope
 from .validation import (
+    DEFAULT_LIMITS,
     MAX_LIST_LIMIT,
     MAX_SEARCH_LIMIT,
+    Limits,
     decode_cursor,
     encode_cursor,
+    utf8_size,
     validate_content,
     validate_flag,
     validate_id,
@@ -74,6 +77,11 @@ ALL_NAMESPACES = "*"
 SWEEP_INTERVAL_SECONDS = 60.0
 DUPLICATE_CHECK_K = 5
 PURGE_BATCH = 500
+LIST_CHUNK = 100  # rows list_memories reads at a time while filling a page
+
+
+def _json_bytes(memory: Memory) -> int:
+    return utf8_size(memory.model_dump_json())
 
 
 def normalize_content(text: str) -> str:
@@ -101,7 +109,8 @@ class MemoryEngine:
     attached to new memories as ``metadata["context"]``. ``track_access`` (default on) makes every
     search add one access to each memory it returns. ``default_scope`` is the scope of calls made
     without one (default: the local user working in ``namespace``); ``require_scope=True`` makes
-    such calls an error instead (a multi-user server must never fall back to anyone).
+    such calls an error instead (a multi-user server must never fall back to anyone). ``limits`` caps
+    the bytes of content and metadata on every write and of a ``list_memories`` page.
     """
 
     def __init__(
@@ -119,6 +128,7 @@ class MemoryEngine:
         context: Mapping[str, Any] | None = None,
         default_scope: Scope | None = None,
         require_scope: bool = False,
+        limits: Limits = DEFAULT_LIMITS,
     ) -> None:
         if conflict_policy not in ("report", "supersede"):
             raise InvalidInputError(
@@ -137,6 +147,7 @@ class MemoryEngine:
         self.dedup_threshold = dedup_threshold
         self.conflict_policy = conflict_policy
         self.context = dict(context) if context else None
+        self.limits = limits
         self._opened = False
         self._last_sweep: datetime | None = None
 
@@ -223,8 +234,8 @@ class MemoryEngine:
         policy ``supersede`` the closest one is updated instead (status ``superseded``)."""
         scope = self._scope(scope)
         fields: dict[str, Any] = {
-            "content": validate_content(content),
-            "metadata": validate_metadata(metadata),
+            "content": validate_content(content, self.limits.content_bytes),
+            "metadata": validate_metadata(metadata, self.limits.metadata_bytes),
             "namespace": scope.write_namespace(namespace),
             "pinned": validate_flag(pinned, "pinned"),
             "owner": scope.principal,
@@ -301,7 +312,7 @@ class MemoryEngine:
         inserted = skipped = 0
         for batch in _batched(memories, batch_size):
             for memory in batch:
-                validate_content(memory.content)
+                self._check_sizes(memory)
                 if memory.owner != scope.principal:
                     raise InvalidInputError(
                         f"memory {memory.id} belongs to {memory.owner!r}; only {scope.principal!r}'s own "
@@ -319,6 +330,14 @@ class MemoryEngine:
             if on_batch is not None:
                 on_batch(len(batch))
         return ImportOutcome(inserted=inserted, skipped=skipped)
+
+    def _check_sizes(self, memory: Memory) -> None:
+        """An imported memory's content and metadata within the limits (the error names the memory)."""
+        try:
+            validate_content(memory.content, self.limits.content_bytes)
+            validate_metadata(memory.metadata, self.limits.metadata_bytes)
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"memory {memory.id}: {exc}") from None
 
     def update_memory(
         self,
@@ -340,10 +359,10 @@ class MemoryEngine:
         """
         scope = self._scope(scope)
         memory_id = validate_id(memory_id)
-        content = validate_content(content)
+        content = validate_content(content, self.limits.content_bytes)
         changes = _optional_fields(type, tags, importance)
         if metadata is not None:
-            changes["metadata"] = validate_metadata(metadata)
+            changes["metadata"] = validate_metadata(metadata, self.limits.metadata_bytes)
         if (privacy := validate_privacy_scope(privacy_scope)) is not None:
             changes["privacy_scope"] = privacy
         self.open()
@@ -508,9 +527,14 @@ class MemoryEngine:
         namespace: str | None = None,
         *,
         scope: Scope | None = None,
+        measure: Callable[[Memory], int] | None = None,
     ) -> Page:
         """Current memories (chain heads, no tombstones, nothing expired) matching ``filters``, newest
-        first, in the scope's home namespaces by default; ``namespace="*"``: every readable one."""
+        first, in the scope's home namespaces by default; ``namespace="*"``: every readable one.
+
+        A page also ends before its memories would pass ``limits.page_bytes`` (``capped`` then says
+        so), each memory counted by ``measure`` (default: its JSON bytes; a surface passes the size of
+        its own serialized form). It always holds at least one memory, so paging always moves on."""
         scope = self._scope(scope)
         limit = validate_limit(limit, MAX_LIST_LIMIT)
         after = decode_cursor(cursor) if cursor else None
@@ -518,13 +542,39 @@ class MemoryEngine:
         self.open()
         self.sweep()  # lists must not show what has expired: tombstone it first (cheap when none)
         where = self._scoped(filters.where(None, include_superseded=False), scope, namespaces)
-        rows = self.store.list(where, limit + 1, after)
-        page, more = rows[:limit], len(rows) > limit
+        page, more, capped = self._fill_page(where, limit, after, measure or _json_bytes)
         return Page(
             memories=page,
             next_cursor=encode_cursor(page[-1]) if more and page else None,
             total=self.store.count(where),
+            capped=capped,
         )
+
+    def _fill_page(
+        self,
+        where: MemoryFilter,
+        limit: int,
+        after: tuple[datetime, str] | None,
+        measure: Callable[[Memory], int],
+    ) -> tuple[list[Memory], bool, bool]:
+        """Up to ``limit`` memories after ``after`` within the page byte limit (at least one), read in
+        chunks so a page of big memories does not read a thousand; then (more remain, cut by size)."""
+        page: list[Memory] = []
+        used = 0
+        while True:
+            wanted = min(limit - len(page), LIST_CHUNK) + 1  # one more than needed: are there more?
+            rows = self.store.list(where, wanted, after)
+            for memory in rows:
+                if len(page) == limit:
+                    return page, True, False
+                size = measure(memory)
+                if page and used + size > self.limits.page_bytes:
+                    return page, True, True
+                page.append(memory)
+                used += size
+            if len(rows) < wanted:
+                return page, False, False
+            after = (page[-1].created_at, page[-1].id)
 
     def count(self, namespace: str | None = None, *, scope: Scope | None = None) -> int:
         """Current memories this scope may read (home namespaces by default, ``"*"``: all readable)."""

@@ -298,8 +298,10 @@ class MemoryView:
 
 @dataclass(frozen=True)
 class Page:
-    """One page of ``list_memories``; ``next_cursor`` is ``None`` on the last page."""
+    """One page of ``list_memories``; ``next_cursor`` is ``None`` on the last page; ``capped``: the
+    page ended early to stay within the page byte limit."""
 
     memories: list[Memory]
     next_cursor: str | None
     total: int
+    capped: bool = False

@@ -12,7 +12,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from .context import derive_project
 from .lifecycle import TTLPolicy, parse_duration
 from .models import LOCAL_USER, MemoryType
-from .validation import validate_namespace
+from .validation import DEFAULT_LIMITS, Limits, validate_namespace
 
 APP_NAME = "mcp-memory"
 
@@ -76,6 +76,28 @@ class Settings(BaseSettings):
         description="report: list near-duplicates; supersede: a near-duplicate is updated (newer wins)",
     )
     auto_context: bool = Field(default=True, description="Attach cwd, project and platform to new memories")
+    max_content_bytes: int = Field(
+        default=DEFAULT_LIMITS.content_bytes,
+        ge=1,
+        description="Largest content of a memory, in bytes of UTF-8",
+    )
+    max_metadata_bytes: int = Field(
+        default=DEFAULT_LIMITS.metadata_bytes,
+        ge=2,
+        description="Largest metadata of a memory, in bytes of JSON",
+    )
+    max_page_bytes: int = Field(
+        default=DEFAULT_LIMITS.page_bytes,
+        ge=1,
+        description="Largest list_memories page, in bytes of JSON (a page always holds at least one memory)",
+    )
+
+    def limits(self) -> Limits:
+        return Limits(
+            content_bytes=self.max_content_bytes,
+            metadata_bytes=self.max_metadata_bytes,
+            page_bytes=self.max_page_bytes,
+        )
 
     def ttl_policy(self) -> TTLPolicy:
         return TTLPolicy(

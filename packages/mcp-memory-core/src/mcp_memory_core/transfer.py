@@ -29,13 +29,23 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from .errors import InvalidInputError
 from .models import DEFAULT_NAMESPACE, LOCAL_USER, ImportOutcome, Memory, MemoryType, PrivacyScope, utcnow
 from .scope import Scope, validate_principal
 from .validation import (
-    MAX_CONTENT_CHARS,
+    DEFAULT_LIMITS,
+    Limits,
+    utf8_size,
     validate_content,
     validate_id,
     validate_metadata,
@@ -125,13 +135,13 @@ class ExportRecord(BaseModel):
 
     @field_validator("content")
     @classmethod
-    def _content(cls, value: str) -> str:
-        return validate_content(value)
+    def _content(cls, value: str, info: ValidationInfo) -> str:
+        return validate_content(value, _limits(info).content_bytes)
 
     @field_validator("metadata")
     @classmethod
-    def _metadata(cls, value: dict[str, Any]) -> dict[str, Any]:
-        return validate_metadata(value)
+    def _metadata(cls, value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        return validate_metadata(value, _limits(info).metadata_bytes)
 
     @field_validator("tags")
     @classmethod
@@ -215,8 +225,18 @@ def _numbered(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
             yield number, line
 
 
-def read_mcp_memory_jsonl(lines: Iterable[str], *, owner: str = LOCAL_USER) -> Iterator[Memory]:
-    """Parse and validate an mcp-memory export, line by line (records without an owner get ``owner``).
+def _limits(info: ValidationInfo) -> Limits:
+    """The limits an ExportRecord is validated against: the importing engine's, passed as context."""
+    context = info.context if isinstance(info.context, Mapping) else {}
+    limits = context.get("limits")
+    return limits if isinstance(limits, Limits) else DEFAULT_LIMITS
+
+
+def read_mcp_memory_jsonl(
+    lines: Iterable[str], *, owner: str = LOCAL_USER, limits: Limits = DEFAULT_LIMITS
+) -> Iterator[Memory]:
+    """Parse and validate an mcp-memory export, line by line (records without an owner get ``owner``;
+    content and metadata within ``limits``: pass the importing engine's).
 
     Raises :class:`InvalidInputError` naming the line for a missing or foreign header, a line that is
     not JSON or not a valid memory, a duplicate id, or a record count that disagrees with the header
@@ -251,7 +271,7 @@ def read_mcp_memory_jsonl(lines: Iterable[str], *, owner: str = LOCAL_USER) -> I
     seen: dict[str, int] = {}
     for number, text in numbered:
         try:
-            record = ExportRecord.model_validate_json(text)
+            record = ExportRecord.model_validate_json(text, context={"limits": limits})
         except ValidationError as exc:
             if exc.errors()[0]["type"] == "json_invalid":
                 raise InvalidInputError(f"line {number}: not valid JSON ({_describe(exc)}).") from None
@@ -299,11 +319,13 @@ def derived_id(*parts: str) -> str:
     return str(uuid.uuid5(IMPORT_ID_NAMESPACE, json.dumps(list(parts), ensure_ascii=False)))
 
 
-def _clip(text: str) -> tuple[str, dict[str, Any]]:
-    """Content within the engine's limit; a longer text is cut and says so in its metadata."""
-    if len(text) <= MAX_CONTENT_CHARS:
+def _clip(text: str, max_bytes: int) -> tuple[str, dict[str, Any]]:
+    """Content within the engine's byte limit; a longer text is cut (on a character boundary) and says
+    so in its metadata."""
+    if utf8_size(text) <= max_bytes:
         return text, {}
-    cut = text[: MAX_CONTENT_CHARS - len(TRUNCATION_MARK)] + TRUNCATION_MARK
+    room = max(0, max_bytes - utf8_size(TRUNCATION_MARK))
+    cut = text.encode("utf-8", "surrogatepass")[:room].decode("utf-8", "ignore") + TRUNCATION_MARK
     return cut, {"truncated": True, "original_chars": len(text)}
 
 
@@ -341,11 +363,12 @@ def parse_chatgpt_conversations(
     namespace: str = DEFAULT_NAMESPACE,
     include_assistant: bool = False,
     memory_type: MemoryType = MemoryType.SEMANTIC,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> list[Memory]:
     """One memory per user message with text (and per assistant reply if asked), from the
     parsed ``conversations.json`` of a ChatGPT data export. System and tool messages, hidden messages
     and non-text parts (images, code runs) are skipped. Ids are uuid5 of (namespace, conversation id,
-    message node id): re-importing is a no-op."""
+    message node id): re-importing is a no-op. A message longer than ``limits`` allows is cut."""
     if not isinstance(conversations, list):
         raise InvalidInputError(
             "A ChatGPT export's conversations.json holds a JSON list of conversations; this is not a list."
@@ -388,7 +411,7 @@ def parse_chatgpt_conversations(
                     f"conversation {index} ({title!r}), message {node_id}: no create_time on the message "
                     "or the conversation."
                 )
-            content, clipped = _clip(text)
+            content, clipped = _clip(text, limits.content_bytes)
             memory = Memory(
                 id=derived_id("chatgpt", namespace, conversation_id, str(node_id)),
                 content=content,
@@ -442,6 +465,7 @@ def parse_knowledge_graph(
     namespace: str = DEFAULT_NAMESPACE,
     now: datetime | None = None,
     memory_type: MemoryType = MemoryType.SEMANTIC,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> list[Memory]:
     """Memories from the official MCP memory server's ``memory.jsonl``: one semantic memory per
     entity observation (``"{name}: {observation}"``, tagged with the entity type) and one per relation
@@ -474,7 +498,7 @@ def parse_knowledge_graph(
             for observation in observations:
                 if not observation.strip():
                     continue
-                content, clipped = _clip(f"{name}: {observation.strip()}")
+                content, clipped = _clip(f"{name}: {observation.strip()}", limits.content_bytes)
                 add(
                     Memory(
                         id=derived_id("mcp-knowledge-graph", namespace, "entity", name, observation.strip()),
@@ -496,7 +520,9 @@ def parse_knowledge_graph(
             source = _string(data, "from", number, "relation")
             target = _string(data, "to", number, "relation")
             relation = _string(data, "relationType", number, "relation")
-            content, clipped = _clip(f"{source} {' '.join(relation.replace('_', ' ').split())} {target}")
+            content, clipped = _clip(
+                f"{source} {' '.join(relation.replace('_', ' ').split())} {target}", limits.content_bytes
+            )
             add(
                 Memory(
                     id=derived_id("mcp-knowledge-graph", namespace, "relation", source, relation, target),
@@ -556,14 +582,15 @@ def read_memories(
     include_assistant: bool = False,
     memory_type: MemoryType | None = None,
     owner: str = LOCAL_USER,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> list[Memory]:
     """Read and validate a whole file before anything is written (a bad line late in a file must not
-    leave half an import behind). ``namespace`` is the target of the chatgpt and knowledge-graph
+    leave half an import behind; pass the importing engine's ``limits``). ``namespace`` is the target of the chatgpt and knowledge-graph
     formats; mcp-memory records keep their own, and ``memory_type`` (default: semantic — imported
     history is usually older than the episodic lifetime and would expire at once) applies to those
     two formats only. ``owner`` owns what the file does not give an owner (every memory of the
     chatgpt and knowledge-graph formats)."""
-    memories = _read_memories(path, format, namespace, now, include_assistant, memory_type, owner)
+    memories = _read_memories(path, format, namespace, now, include_assistant, memory_type, owner, limits)
     if format == "mcp-memory":
         return memories
     return [m if m.owner == owner else m.model_copy(update={"owner": owner}) for m in memories]
@@ -577,6 +604,7 @@ def _read_memories(
     include_assistant: bool,
     memory_type: MemoryType | None,
     owner: str,
+    limits: Limits,
 ) -> list[Memory]:
     if format == "chatgpt":
         return parse_chatgpt_conversations(
@@ -584,14 +612,19 @@ def _read_memories(
             namespace=namespace,
             include_assistant=include_assistant,
             memory_type=memory_type or MemoryType.SEMANTIC,
+            limits=limits,
         )
     try:
         with path.open(encoding="utf-8") as handle:
             if format == "mcp-memory":
-                return list(read_mcp_memory_jsonl(handle, owner=owner))
+                return list(read_mcp_memory_jsonl(handle, owner=owner, limits=limits))
             if format == "mcp-knowledge-graph":
                 return parse_knowledge_graph(
-                    handle, namespace=namespace, now=now, memory_type=memory_type or MemoryType.SEMANTIC
+                    handle,
+                    namespace=namespace,
+                    now=now,
+                    memory_type=memory_type or MemoryType.SEMANTIC,
+                    limits=limits,
                 )
     except UnicodeDecodeError as exc:
         raise InvalidInputError(f"{path}: not UTF-8 text ({exc.reason}).") from None
@@ -609,7 +642,10 @@ def import_chatgpt(
 ) -> ImportOutcome:
     """Parse a ChatGPT export and import it into ``namespace`` (default: the engine's)."""
     memories = parse_chatgpt_conversations(
-        conversations, namespace=namespace or engine.namespace, include_assistant=include_assistant
+        conversations,
+        namespace=namespace or engine.namespace,
+        include_assistant=include_assistant,
+        limits=engine.limits,
     )
     return import_records(engine, memories, batch_size=batch_size, on_batch=on_batch)
 
@@ -623,7 +659,9 @@ def import_knowledge_graph(
     on_batch: Callable[[int], None] | None = None,
 ) -> ImportOutcome:
     """Parse an MCP knowledge graph and import it into ``namespace`` (default: the engine's)."""
-    memories = parse_knowledge_graph(lines, namespace=namespace or engine.namespace, now=engine.clock())
+    memories = parse_knowledge_graph(
+        lines, namespace=namespace or engine.namespace, now=engine.clock(), limits=engine.limits
+    )
     return import_records(engine, memories, batch_size=batch_size, on_batch=on_batch)
 
 

@@ -11,13 +11,13 @@ import json
 import math
 import uuid
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from .errors import InvalidInputError
 from .models import Memory, MemoryType, PrivacyScope
 
-MAX_CONTENT_CHARS = 100_000
 MAX_SEARCH_LIMIT = 100
 MAX_LIST_LIMIT = 1000
 MAX_KNN_K = 4096  # sqlite-vec's ceiling, and plenty for any store
@@ -31,18 +31,45 @@ def validate_id(memory_id: str) -> str:
         raise InvalidInputError(f"{memory_id!r} is not a memory id (expected a UUID).") from None
 
 
-def validate_content(content: str) -> str:
+@dataclass(frozen=True)
+class Limits:
+    """Sizes in bytes (settings ``MCP_MEMORY_MAX_CONTENT_BYTES`` / ``_METADATA_BYTES`` /
+    ``_PAGE_BYTES``): a memory's content as UTF-8, its metadata as compact JSON, and the memories of
+    one ``list_memories`` page together as JSON."""
+
+    content_bytes: int = 32_768
+    metadata_bytes: int = 16_384
+    page_bytes: int = 262_144
+
+
+DEFAULT_LIMITS = Limits()
+
+
+def utf8_size(text: str) -> int:
+    """Bytes of ``text`` as UTF-8 (a lone surrogate, which JSON can carry, counts 3 bytes, not a crash)."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def json_size(value: Any) -> int:
+    """Bytes of ``value`` as compact UTF-8 JSON: the measure of every byte limit."""
+    return utf8_size(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+
+def validate_content(content: str, max_bytes: int = DEFAULT_LIMITS.content_bytes) -> str:
     if not isinstance(content, str) or not content.strip():
         raise InvalidInputError("content must be a non-empty string.")
-    if len(content) > MAX_CONTENT_CHARS:
+    size = utf8_size(content)
+    if size > max_bytes:
         raise InvalidInputError(
-            f"content is {len(content):,} characters; the limit is {MAX_CONTENT_CHARS:,}. "
+            f"content is {size:,} bytes; the limit is {max_bytes:,} (MCP_MEMORY_MAX_CONTENT_BYTES). "
             "Split it into several memories."
         )
     return content
 
 
-def validate_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
+def validate_metadata(
+    metadata: Mapping[str, Any] | None, max_bytes: int = DEFAULT_LIMITS.metadata_bytes
+) -> dict[str, Any]:
     if metadata is None:
         return {}
     if not isinstance(metadata, Mapping):
@@ -50,9 +77,16 @@ def validate_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
     if not all(isinstance(key, str) for key in metadata):
         raise InvalidInputError("metadata keys must be strings.")
     try:
-        return dict(json.loads(json.dumps(dict(metadata), allow_nan=False)))
+        text = json.dumps(dict(metadata), allow_nan=False, ensure_ascii=False, separators=(",", ":"))
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(f"metadata must be JSON-serializable: {exc}") from None
+    size = utf8_size(text)
+    if size > max_bytes:
+        raise InvalidInputError(
+            f"metadata is {size:,} bytes as JSON; the limit is {max_bytes:,} (MCP_MEMORY_MAX_METADATA_BYTES). "
+            "Keep metadata to short labels: the text belongs in content."
+        )
+    return dict(json.loads(text))
 
 
 def validate_flag(value: bool, name: str) -> bool:

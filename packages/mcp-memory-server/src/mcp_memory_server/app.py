@@ -1,7 +1,8 @@
 """The MCP surface: tools, the ``memory://{id}`` resource and the server instructions.
 
-Every tool validates its arguments (pydantic, from the signature) and runs the engine call off the
-event loop. An expected failure (empty content, a bad id, an unknown id, a bad cursor, updating a
+Every tool validates its arguments strictly (pydantic, from the signature; see :mod:`.arguments`:
+an unknown name or a wrong JSON type is a tool error, one sentence per argument, never a coercion)
+and runs the engine call off the event loop. An expected failure (empty content, a bad id, an unknown id, a bad cursor, updating a
 superseded memory …) becomes a tool error (``isError: true``) carrying the engine's message.
 """
 
@@ -16,15 +17,25 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 from mcp.server import MCPServer
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from mcp.server.mcpserver.tools import Tool
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from . import __version__
-from .serialize import hit_to_dict, memory_to_dict, page_to_dict, store_outcome_to_dict, view_to_dict
+from .arguments import strict_tool
+from .serialize import (
+    hit_to_dict,
+    memory_to_dict,
+    next_page_hint,
+    page_to_dict,
+    store_outcome_to_dict,
+    view_to_dict,
+)
 from .service import EngineFactory, MemoryService
 
 if TYPE_CHECKING:
     from mcp_memory_core.engine import MemoryEngine
+    from mcp_memory_core.models import Memory
     from mcp_memory_core.scope import Scope
     from mcp_memory_core.settings import Settings
 
@@ -171,25 +182,6 @@ def current_access_token() -> Any:
     return get_access_token()
 
 
-def strict_arguments(tool: Any) -> None:
-    """Refuse what the SDK's lax argument model would quietly accept: an unknown argument (a typo such as
-    ``improtance`` would be dropped) is an error naming it, and nothing is coerced (``true`` is not an
-    importance, ``"5"`` is not a limit). The advertised input schema says ``additionalProperties: false``."""
-    from pydantic import BaseModel, ConfigDict
-
-    lax: type[BaseModel] = tool.fn_metadata.arg_model
-    strict: type[BaseModel] = type(
-        lax.__name__,
-        (lax,),
-        {
-            "__module__": lax.__module__,
-            "model_config": ConfigDict(extra="forbid", strict=True, arbitrary_types_allowed=True),
-        },
-    )
-    tool.fn_metadata.arg_model = strict  # read on every call (FuncMetadata's documented contract)
-    tool.parameters = strict.model_json_schema(by_alias=True)
-
-
 def build_app(
     settings: Settings | None = None,
     *,
@@ -229,24 +221,15 @@ def build_app(
             service.start_warmup()
         return result
 
-    mcp: MCPServer[Any] = MCPServer(
-        SERVER_NAME,
-        title="mcp-memory",
-        description="Persistent, semantically searchable memory for AI assistants",
-        instructions=INSTRUCTIONS,
-        version=__version__,
-        middleware=[warm_after_handshake],
-        token_verifier=security.verifier if security is not None else None,
-        auth=security.auth if security is not None else None,
-    )
-    mcp.memory_service = service  # type: ignore[attr-defined]  # handy for tests and the CLI
+    tools: list[Tool] = []
 
     def tool(annotations: ToolAnnotations) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-        """Register a tool whose description is its (dedented) docstring."""
+        """Register a tool whose description is its (dedented) docstring, with strict arguments: an
+        unknown name or a wrong JSON type is a tool error saying what was expected (see arguments.py)."""
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
-            mcp.add_tool(fn, description=inspect.cleandoc(fn.__doc__ or ""), annotations=annotations)
-            strict_arguments(mcp._tool_manager.get_tool(fn.__name__))  # the SDK has no public getter
+            description = inspect.cleandoc(fn.__doc__ or "")
+            tools.append(strict_tool(fn, description=description, annotations=annotations))
             return fn
 
         return register
@@ -446,6 +429,8 @@ def build_app(
         """List current memories, newest first, one page at a time, optionally filtered.
 
         Returns memories, next_cursor (null on the last page) and total (the number of matching memories).
+        A page also ends early when its memories reach the server's page size in bytes; while more
+        remain, hint says so: call list_memories again with cursor = next_cursor and the same filters.
         """
 
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
@@ -457,8 +442,20 @@ def build_app(
                 created_before=created_before,
                 metadata=metadata,
             )
-            page = engine.list_memories(limit, cursor, filters, namespace=namespace, scope=scope)
-            return page_to_dict(page, engine.ttl, engine.clock())
+            from mcp_memory_core.validation import json_size
+
+            now = engine.clock()
+
+            def measure(memory: Memory) -> int:  # the page byte limit counts memories as sent here
+                return json_size(memory_to_dict(memory, engine.ttl, now))
+
+            page = engine.list_memories(
+                limit, cursor, filters, namespace=namespace, scope=scope, measure=measure
+            )
+            data = page_to_dict(page, engine.ttl, now)
+            if page.next_cursor is not None:
+                data["hint"] = next_page_hint(page, engine.limits.page_bytes)
+            return data
 
         return await run(do)
 
@@ -493,6 +490,19 @@ def build_app(
             )
         removed = await run(lambda engine, scope: engine.clear_namespace(namespace, scope=scope))
         return {"namespace": namespace, "status": "cleared", "purged": removed}
+
+    mcp: MCPServer[Any] = MCPServer(
+        SERVER_NAME,
+        title="mcp-memory",
+        description="Persistent, semantically searchable memory for AI assistants",
+        instructions=INSTRUCTIONS,
+        version=__version__,
+        tools=tools,
+        middleware=[warm_after_handshake],
+        token_verifier=security.verifier if security is not None else None,
+        auth=security.auth if security is not None else None,
+    )
+    mcp.memory_service = service  # type: ignore[attr-defined]  # handy for tests and the CLI
 
     @mcp.resource(
         "memory://{id}",

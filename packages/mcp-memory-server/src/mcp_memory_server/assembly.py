@@ -60,4 +60,5 @@ def build_engine(
         dedup_threshold=settings.dedup_threshold,
         conflict_policy=settings.conflict_policy,
         context=current_context() if settings.auto_context else None,
+        limits=settings.limits(),
     )

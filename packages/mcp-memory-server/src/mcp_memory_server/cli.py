@@ -453,6 +453,7 @@ def import_command(
                 include_assistant=include_assistant,
                 memory_type=MemoryType(memory_type) if memory_type else None,
                 owner=engine.default_scope.principal,
+                limits=engine.limits,
             )
         except OSError as exc:
             fail(f"cannot read {file}: {exc.strerror or exc}")

@@ -102,3 +102,14 @@ def page_to_dict(page: Page, ttl: TTLPolicy | None = None, now: datetime | None 
         "next_cursor": page.next_cursor,
         "total": page.total,
     }
+
+
+def next_page_hint(page: Page, page_bytes: int) -> str:
+    """What a ``list_memories`` page with a ``next_cursor`` says about the rest."""
+    hint = "More memories remain: call list_memories again with cursor = next_cursor (and the same filters)."
+    if page.capped:
+        hint = (
+            f"This page holds {len(page.memories)} memories: the most that fit in {page_bytes:,} bytes "
+            f"(MCP_MEMORY_MAX_PAGE_BYTES). {hint}"
+        )
+    return hint

@@ -16,16 +16,18 @@ log = logging.getLogger(__name__)
 
 
 def serve_stdio(settings: Settings | None = None) -> None:
-    """Serve one client over stdin/stdout until it disconnects.
+    """Serve one client over stdin/stdout until it disconnects (a malformed line gets a JSON-RPC error).
 
     With ``settings=None`` the settings are read by the warm-up thread after the handshake, so the
     path to the ``initialize`` reply imports neither the core nor numpy.
     """
+    from .stdio_transport import run_stdio
+
     app = build_app(settings)
     service = app.memory_service  # type: ignore[attr-defined]
     log.info("mcp-memory serving over stdio")
     try:
-        anyio.run(app.run_stdio_async)
+        anyio.run(run_stdio, app)
     finally:
         service.close()
 
