@@ -305,7 +305,9 @@ def test_a_page_is_read_in_chunks_without_gaps_or_repeats(engine):
     from mcp_memory_core.engine import LIST_CHUNK
 
     count = 2 * LIST_CHUNK + 50
-    engine.import_memories(Memory(content=f"note {i}") for i in range(count))
+    engine.import_memories(
+        Memory(content=f"note {i}", created_at=(now := engine.clock()), updated_at=now) for i in range(count)
+    )
     newest_first = [
         m.id for m in sorted(engine.store.iter_all(), key=lambda m: (m.created_at, m.id), reverse=True)
     ]

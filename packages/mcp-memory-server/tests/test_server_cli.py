@@ -292,6 +292,7 @@ def test_export_import_round_trip_through_sqlite(sqlite_env: Any, tmp_path: Any)
     assert again == {
         "imported": 0,
         "skipped": 6,
+        "repaired": 0,
         "format": "mcp-memory",
         "namespace": None,
         "file": str(first),
@@ -362,7 +363,14 @@ def test_import_chatgpt_with_progress_and_idempotency(engine: MemoryEngine, tmp_
     data = json.loads(
         run("import", str(path), "--namespace", "chats", "--include-assistant", "--json").stdout
     )
-    assert data == {"imported": 1, "skipped": 1, "format": "chatgpt", "namespace": "chats", "file": str(path)}
+    assert data == {
+        "imported": 1,
+        "skipped": 1,
+        "repaired": 0,
+        "format": "chatgpt",
+        "namespace": "chats",
+        "file": str(path),
+    }
     memories = {m.content: m for m in engine.store.iter_all()}
     assert set(memories) == {"Our kitchen cabinets are walnut.", "Walnut pairs well with brass."}
     assert memories["Our kitchen cabinets are walnut."].metadata["source"] == "chatgpt"
@@ -416,6 +424,73 @@ def test_import_errors_are_one_line(
     assert result.exit_code == 1, result.output
     assert message in result.stderr and result.stderr.startswith("mcp-memory: error: ")
     assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.output
+
+
+def export_lines(*records: dict[str, Any]) -> str:
+    """An mcp-memory export of ``records`` (each a few fields over a valid default memory)."""
+    base = {
+        "content": "hello",
+        "created_at": "2026-01-01T00:00:00.000000+00:00",
+        "updated_at": "2026-01-01T00:00:00.000000+00:00",
+        "namespace": "default",
+    }
+    header = {"format": "mcp-memory", "version": 1, "count": len(records)}
+    return "".join(json.dumps(r) + "\n" for r in [header, *({**base, **r} for r in records)])
+
+
+def record_id(number: int) -> str:
+    return f"6f1c1f8e-2f55-4a55-8a55-{number:012d}"
+
+
+@pytest.mark.parametrize(
+    ("records", "message"),
+    [
+        (
+            [{"id": record_id(1)}, {"id": record_id(2)}, {"id": record_id(3), "owner": "mallory"}],
+            "line 4: this memory belongs to 'mallory'",
+        ),
+        (
+            [{"id": record_id(1), "superseded_by": record_id(2)}, {"id": record_id(2), "namespace": "x"}],
+            f"line 2: superseded_by names memory {record_id(2)} in namespace 'x', but this memory is in",
+        ),
+        (
+            [{"id": record_id(1), "created_at": "9999-12-31T00:00:00+00:00"}],
+            "line 2: created_at 9999-12-31T00:00:00+00:00 is outside the accepted range",
+        ),
+    ],
+)
+def test_import_refuses_a_bad_record_by_its_line_and_writes_nothing(
+    engine: MemoryEngine, tmp_path: Any, records: list[dict[str, Any]], message: str
+) -> None:
+    path = tmp_path / "export.jsonl"
+    path.write_text(export_lines(*records), encoding="utf-8")
+    result = CliRunner().invoke(cli, ["import", str(path)])
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith(f"mcp-memory: error: {message}"), result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.output
+    assert list(engine.store.iter_all()) == []
+
+
+def test_import_reports_repaired_lone_surrogates(sqlite_env: Any, tmp_path: Any) -> None:
+    sqlite_env("memories.db")  # the real store: SQLite cannot encode a lone surrogate
+    path = chatgpt_file(tmp_path, days_ago=2)
+    path.write_text(path.read_text(encoding="utf-8").replace("walnut.", "walnut \\ud83d."), encoding="utf-8")
+    result = run("import", str(path))
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.strip() == (
+        "imported 1, skipped 0 (already present); repaired 1 lone surrogate (replaced with U+FFFD)"
+    )
+    assert json.loads(run("import", str(path), "--json").stdout)["repaired"] == 1
+    found = json.loads(run("list", "--json").stdout)["memories"]
+    assert [m["content"] for m in found] == ["Our kitchen cabinets are walnut \ufffd."]
+
+
+def test_import_accepts_a_byte_order_mark(engine: MemoryEngine, tmp_path: Any) -> None:
+    path = tmp_path / "export.jsonl"
+    path.write_text("\ufeff" + export_lines({"id": record_id(1)}), encoding="utf-8")
+    result = run("import", str(path))
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.strip() == "imported 1, skipped 0 (already present)"
 
 
 def test_import_option_mismatches_are_usage_errors(engine: MemoryEngine, tmp_path: Any) -> None:

@@ -25,7 +25,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from .errors import InvalidInputError, MemoryNotFoundError, MemoryStateError, NotOwnerError, StorageError
+from .errors import (
+    ImportRecordError,
+    InvalidInputError,
+    MemoryNotFoundError,
+    MemoryStateError,
+    NotOwnerError,
+    StorageError,
+)
 from .filters import NO_FILTERS, Filters
 from .lifecycle import TTLPolicy
 from .models import (
@@ -62,6 +69,7 @@ from .validation import (
     validate_id,
     validate_importance,
     validate_limit,
+    validate_memory_times,
     validate_metadata,
     validate_namespace,
     validate_privacy_scope,
@@ -305,20 +313,20 @@ class MemoryEngine:
         """Insert whole memories (ids, timestamps, chains as given), embedding in batches and writing
         one transaction per batch. Ids already present are skipped and counted, so a re-run is a no-op.
         ``on_batch`` is called with the number of memories handled after each batch (progress bars).
-        Every memory must belong to the scope's principal and go to a namespace it may write.
+
+        Every memory is checked before the first batch is written, so a refused one writes nothing
+        (:class:`ImportRecordError` names it): it appears once, belongs to the scope's principal, goes
+        to a namespace the scope may write, carries times from 1970 to a day from now, and a superseded
+        one points at a version of the same owner and namespace, in the import or already stored.
+        A failure while writing (a full disk, a crash) keeps the batches before it: run the same
+        import again to finish it.
         """
         scope = self._scope(scope)
         self.open()
+        memories = list(memories)
+        self._check_import(memories, scope)
         inserted = skipped = 0
         for batch in _batched(memories, batch_size):
-            for memory in batch:
-                self._check_sizes(memory)
-                if memory.owner != scope.principal:
-                    raise InvalidInputError(
-                        f"memory {memory.id} belongs to {memory.owner!r}; only {scope.principal!r}'s own "
-                        "memories can be imported here."
-                    )
-                scope.write_namespace(memory.namespace)
             existing = self.store.get([m.id for m in batch])
             fresh = [m for m in batch if m.id not in existing]
             if fresh:
@@ -331,13 +339,41 @@ class MemoryEngine:
                 on_batch(len(batch))
         return ImportOutcome(inserted=inserted, skipped=skipped)
 
-    def _check_sizes(self, memory: Memory) -> None:
-        """An imported memory's content and metadata within the limits (the error names the memory)."""
-        try:
-            validate_content(memory.content, self.limits.content_bytes)
-            validate_metadata(memory.metadata, self.limits.metadata_bytes)
-        except InvalidInputError as exc:
-            raise InvalidInputError(f"memory {memory.id}: {exc}") from None
+    def check_import(self, memories: Sequence[Memory], *, scope: Scope | None = None) -> None:
+        """Raise :class:`ImportRecordError` for the first memory ``import_memories`` would refuse,
+        writing nothing: lets a caller report a bad file before it starts a progress bar."""
+        scope = self._scope(scope)
+        self.open()
+        self._check_import(memories, scope)
+
+    def _check_import(self, memories: Sequence[Memory], scope: Scope) -> None:
+        """Refuse the first memory (in input order) that ``import_memories`` may not write."""
+        now = self.clock()
+        in_import = {m.id: m for m in memories}
+        elsewhere = {
+            m.superseded_by for m in memories if m.superseded_by and m.superseded_by not in in_import
+        }
+        stored = self.store.get(sorted(elsewhere)) if elsewhere else {}
+        seen: set[str] = set()
+        for memory in memories:
+            try:
+                if memory.id in seen:
+                    raise InvalidInputError("this id appears twice in the import.")
+                seen.add(memory.id)
+                validate_content(memory.content, self.limits.content_bytes)
+                validate_metadata(memory.metadata, self.limits.metadata_bytes)
+                if memory.owner != scope.principal:
+                    raise InvalidInputError(
+                        f"this memory belongs to {memory.owner!r}; only {scope.principal!r}'s own "
+                        "memories can be imported here."
+                    )
+                scope.write_namespace(memory.namespace)
+                validate_memory_times(memory, now)
+                if memory.superseded_by is not None:
+                    newer = in_import.get(memory.superseded_by) or stored.get(memory.superseded_by)
+                    _check_link(memory, newer)
+            except InvalidInputError as exc:
+                raise ImportRecordError(memory.id, str(exc)) from None
 
     def update_memory(
         self,
@@ -840,6 +876,21 @@ class MemoryEngine:
                 seen.add(current.id)
             heads[memory.id] = current
         return heads
+
+
+def _check_link(memory: Memory, newer: Memory | None) -> None:
+    """An imported version points at a newer version of its own chain: same owner, same namespace.
+    Another user's memory is reported exactly like a missing one."""
+    if newer is None or newer.owner != memory.owner:
+        raise InvalidInputError(
+            f"superseded_by names memory {memory.superseded_by}, which is neither in this import nor one "
+            "of your memories: export the whole chain (every version) and import it together."
+        )
+    if newer.namespace != memory.namespace:
+        raise InvalidInputError(
+            f"superseded_by names memory {newer.id} in namespace {newer.namespace!r}, but this memory is "
+            f"in {memory.namespace!r}: a chain of versions never crosses namespaces."
+        )
 
 
 def _optional_fields(

@@ -13,6 +13,16 @@ class InvalidInputError(MemoryServerError, ValueError):
     """The caller passed something the engine cannot accept (empty content, bad id, bad limit …)."""
 
 
+class ImportRecordError(InvalidInputError):
+    """One memory of an import is refused. ``reason`` says why without naming the memory, so a reader
+    that knows where the memory came from can say so instead (``line 7: …``)."""
+
+    def __init__(self, memory_id: str, reason: str) -> None:
+        super().__init__(f"memory {memory_id}: {reason}")
+        self.memory_id = memory_id
+        self.reason = reason
+
+
 class MemoryNotFoundError(MemoryServerError, LookupError):
     def __init__(self, memory_id: str) -> None:
         super().__init__(

@@ -261,10 +261,12 @@ class StoreOutcome:
 
 @dataclass(frozen=True)
 class ImportOutcome:
-    """What an import did: memories inserted, and memories skipped because their id already existed."""
+    """What an import did: memories inserted, memories skipped because their id already existed, and
+    lone surrogates the reader replaced with U+FFFD (text cut inside an emoji, which UTF-8 cannot hold)."""
 
     inserted: int
     skipped: int
+    repaired: int = 0
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,11 @@ the target namespace), so importing the same file twice inserts nothing the seco
   ``@modelcontextprotocol/server-memory``): one semantic memory per observation and per relation.
 
 Everything is validated before it is returned: a bad input raises :class:`InvalidInputError` that says
-where (line number, conversation) and what is wrong.
+where (line number, conversation) and what is wrong. A reader returns an :class:`ImportFile`, which
+remembers where each memory came from, so the engine's own refusals (another owner, a date in year
+9999, a chain into another namespace) name the line too. Every reader accepts a UTF-8 byte order mark,
+and replaces lone UTF-16 surrogates (an emoji cut in half) with U+FFFD, counting them
+(:mod:`.surrogates`).
 """
 
 from __future__ import annotations
@@ -24,7 +28,9 @@ from __future__ import annotations
 import json
 import uuid
 import zipfile
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
@@ -39,7 +45,8 @@ from pydantic import (
     field_validator,
 )
 
-from .errors import InvalidInputError
+from . import surrogates
+from .errors import ImportRecordError, InvalidInputError
 from .models import DEFAULT_NAMESPACE, LOCAL_USER, ImportOutcome, Memory, MemoryType, PrivacyScope, utcnow
 from .scope import Scope, validate_principal
 from .validation import (
@@ -65,6 +72,32 @@ Format = Literal["mcp-memory", "chatgpt", "mcp-knowledge-graph"]
 IMPORT_ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://mcp-memory/import")
 
 TRUNCATION_MARK = " …[truncated]"
+BOM = "\ufeff"
+# A file's text encoding: UTF-8, with or without a byte order mark (Windows editors write one).
+ENCODING = "utf-8-sig"
+
+
+@dataclass(frozen=True)
+class ImportFile(Sequence[Memory]):
+    """The memories read from one file, in order, with where each came from (``origins``: memory id →
+    ``"line 7"`` or ``"conversation 3 ('Trip'), message m2"``) and how many lone surrogates the
+    reader replaced with U+FFFD (``repaired``)."""
+
+    memories: list[Memory]
+    origins: dict[str, str] = field(default_factory=dict)
+    repaired: int = 0
+
+    def __len__(self) -> int:
+        return len(self.memories)
+
+    def __iter__(self) -> Iterator[Memory]:
+        return iter(self.memories)
+
+    def __getitem__(self, index: Any) -> Any:
+        return self.memories[index]
+
+    def where(self, memory_id: str) -> str:
+        return self.origins.get(memory_id, f"memory {memory_id}")
 
 
 # -- the mcp-memory format -------------------------------------------------------------------------
@@ -219,8 +252,10 @@ def _describe(error: ValidationError) -> str:
 
 
 def _numbered(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
-    """(line number, text) of the non-blank lines."""
+    """(line number, text) of the non-blank lines; a byte order mark before the first is dropped."""
     for number, line in enumerate(lines, start=1):
+        if number == 1:
+            line = line.removeprefix(BOM)
         if line.strip():
             yield number, line
 
@@ -234,9 +269,9 @@ def _limits(info: ValidationInfo) -> Limits:
 
 def read_mcp_memory_jsonl(
     lines: Iterable[str], *, owner: str = LOCAL_USER, limits: Limits = DEFAULT_LIMITS
-) -> Iterator[Memory]:
-    """Parse and validate an mcp-memory export, line by line (records without an owner get ``owner``;
-    content and metadata within ``limits``: pass the importing engine's).
+) -> ImportFile:
+    """Parse and validate a whole mcp-memory export (records without an owner get ``owner``; content
+    and metadata within ``limits``: pass the importing engine's).
 
     Raises :class:`InvalidInputError` naming the line for a missing or foreign header, a line that is
     not JSON or not a valid memory, a duplicate id, or a record count that disagrees with the header
@@ -269,7 +304,11 @@ def read_mcp_memory_jsonl(
             f"this mcp-memory reads version {FORMAT_VERSION}."
         )
     seen: dict[str, int] = {}
+    memories: list[Memory] = []
+    repaired = 0
     for number, text in numbered:
+        text, count = surrogates.repair_json(text)
+        repaired += count
         try:
             record = ExportRecord.model_validate_json(text, context={"limits": limits})
         except ValidationError as exc:
@@ -281,22 +320,32 @@ def read_mcp_memory_jsonl(
                 f"line {number}: duplicate memory id {record.id} (also on line {seen[record.id]})."
             )
         seen[record.id] = number
-        yield record.to_memory(owner)
+        memories.append(record.to_memory(owner))
     if header.count is not None and header.count != len(seen):
         raise InvalidInputError(
             f"The header says {header.count} memories but the file holds {len(seen)}: "
             "it was truncated or edited. Export it again."
         )
+    return ImportFile(memories, {memory_id: f"line {n}" for memory_id, n in seen.items()}, repaired)
 
 
 # -- importing -------------------------------------------------------------------------------------
-def _unique(memories: Iterable[Memory]) -> Iterator[Memory]:
-    seen: set[str] = set()
-    for memory in memories:
-        if memory.id in seen:
-            raise InvalidInputError(f"memory id {memory.id} appears twice in one import.")
-        seen.add(memory.id)
-        yield memory
+@contextmanager
+def _located(memories: Iterable[Memory]) -> Iterator[None]:
+    """An engine refusal of one memory of an :class:`ImportFile`, told by its line or conversation."""
+    try:
+        yield
+    except ImportRecordError as exc:
+        if isinstance(memories, ImportFile):
+            raise InvalidInputError(f"{memories.where(exc.memory_id)}: {exc.reason}") from None
+        raise
+
+
+def check_records(engine: MemoryEngine, memories: Sequence[Memory], *, scope: Scope | None = None) -> None:
+    """Refuse, naming its line (for an :class:`ImportFile`), the first memory ``import_records`` would
+    refuse; nothing is written."""
+    with _located(memories):
+        engine.check_import(memories, scope=scope)
 
 
 def import_records(
@@ -309,9 +358,15 @@ def import_records(
 ) -> ImportOutcome:
     """Insert whole memories as they are (ids, namespaces, chains, tombstones), re-embedding each
     one (superseded versions too, so their wording still finds the head). Ids already present are
-    skipped: importing the same records twice inserts nothing the second time. Every memory must be
-    the scope's principal's own."""
-    return engine.import_memories(_unique(memories), batch_size=batch_size, on_batch=on_batch, scope=scope)
+    skipped: importing the same records twice inserts nothing the second time. The engine checks
+    every memory before it writes any (see ``MemoryEngine.import_memories``); given an
+    :class:`ImportFile`, its refusal names the line or conversation, and the outcome counts the
+    lone surrogates the reader repaired."""
+    with _located(memories):
+        outcome = engine.import_memories(memories, batch_size=batch_size, on_batch=on_batch, scope=scope)
+    if isinstance(memories, ImportFile) and memories.repaired:
+        return replace(outcome, repaired=memories.repaired)
+    return outcome
 
 
 def derived_id(*parts: str) -> str:
@@ -364,7 +419,7 @@ def parse_chatgpt_conversations(
     include_assistant: bool = False,
     memory_type: MemoryType = MemoryType.SEMANTIC,
     limits: Limits = DEFAULT_LIMITS,
-) -> list[Memory]:
+) -> ImportFile:
     """One memory per user message with text (and per assistant reply if asked), from the
     parsed ``conversations.json`` of a ChatGPT data export. System and tool messages, hidden messages
     and non-text parts (images, code runs) are skipped. Ids are uuid5 of (namespace, conversation id,
@@ -376,6 +431,7 @@ def parse_chatgpt_conversations(
     namespace = validate_namespace(namespace)
     roles = {"user", "assistant"} if include_assistant else {"user"}
     memories: dict[str, Memory] = {}
+    origins: dict[str, str] = {}
     for index, conversation in enumerate(conversations, start=1):
         if not isinstance(conversation, Mapping):
             raise InvalidInputError(
@@ -430,21 +486,24 @@ def parse_chatgpt_conversations(
                 tags=("chatgpt",),
             )
             found.append((created, str(node_id), memory))
-        for _, _, memory in sorted(found, key=lambda item: (item[0], item[1])):
-            memories.setdefault(memory.id, memory)  # a conversation listed twice imports once
-    return list(memories.values())
+        for _, node, memory in sorted(found, key=lambda item: (item[0], item[1])):
+            if memory.id not in memories:  # a conversation listed twice imports once
+                memories[memory.id] = memory
+                origins[memory.id] = f"conversation {index} ({title!r}), message {node}"
+    return ImportFile(list(memories.values()), origins)
 
 
-def load_chatgpt_export(path: Path) -> Any:
-    """The parsed ``conversations.json``, from the file itself or from the export's ``.zip``."""
+def load_chatgpt_export(path: Path) -> tuple[Any, int]:
+    """The parsed ``conversations.json``, from the file itself or from the export's ``.zip``, and how
+    many lone surrogates were replaced with U+FFFD (ChatGPT exports hold emoji cut in half)."""
     try:
         if zipfile.is_zipfile(path):
             with zipfile.ZipFile(path) as archive:
                 names = [n for n in archive.namelist() if n.rsplit("/", 1)[-1] == "conversations.json"]
                 if not names:
                     raise InvalidInputError(f"{path} is a zip without a conversations.json.")
-                return json.loads(archive.read(min(names, key=len)).decode("utf-8"))
-        return json.loads(path.read_text(encoding="utf-8"))
+                return surrogates.loads(archive.read(min(names, key=len)).decode(ENCODING))
+        return surrogates.loads(path.read_text(encoding=ENCODING))
     except json.JSONDecodeError as exc:
         raise InvalidInputError(f"{path}: not JSON (line {exc.lineno}: {exc.msg}).") from None
     except UnicodeDecodeError as exc:
@@ -466,7 +525,7 @@ def parse_knowledge_graph(
     now: datetime | None = None,
     memory_type: MemoryType = MemoryType.SEMANTIC,
     limits: Limits = DEFAULT_LIMITS,
-) -> list[Memory]:
+) -> ImportFile:
     """Memories from the official MCP memory server's ``memory.jsonl``: one semantic memory per
     entity observation (``"{name}: {observation}"``, tagged with the entity type) and one per relation
     (``"{from} {relation type} {to}"``, underscores read as spaces). The graph has no timestamps: every
@@ -474,15 +533,21 @@ def parse_knowledge_graph(
     namespace = validate_namespace(namespace)
     when = now if now is not None else utcnow()
     memories: dict[str, Memory] = {}
+    origins: dict[str, str] = {}
+    repaired = 0
+    number = 0
 
     def add(memory: Memory) -> None:
-        memories.setdefault(memory.id, memory)
+        if memory.id not in memories:
+            memories[memory.id] = memory
+            origins[memory.id] = f"line {number}"
 
     for number, text in _numbered(lines):
         try:
-            data = json.loads(text)
+            data, count = surrogates.loads(text)
         except json.JSONDecodeError as exc:
             raise InvalidInputError(f"line {number}: not JSON ({exc.msg}).") from None
+        repaired += count
         if not isinstance(data, Mapping):
             raise InvalidInputError(f"line {number}: expected a JSON object.")
         kind = data.get("type")
@@ -546,7 +611,7 @@ def parse_knowledge_graph(
                 f"line {number}: unknown record type {kind!r}; a knowledge graph line has "
                 '"type": "entity" or "relation".'
             )
-    return list(memories.values())
+    return ImportFile(list(memories.values()), origins, repaired)
 
 
 # -- files -----------------------------------------------------------------------------------------
@@ -555,7 +620,7 @@ def detect_format(path: Path) -> Format:
     Lines with an mcp-memory header is ours; ``"type": "entity"|"relation"`` lines are a knowledge graph."""
     if zipfile.is_zipfile(path):
         return "chatgpt"
-    with path.open(encoding="utf-8", errors="replace") as handle:
+    with path.open(encoding=ENCODING, errors="replace") as handle:
         head = handle.read(4096).lstrip()
         handle.seek(0)
         first = next((line for line in handle if line.strip()), "")
@@ -583,17 +648,18 @@ def read_memories(
     memory_type: MemoryType | None = None,
     owner: str = LOCAL_USER,
     limits: Limits = DEFAULT_LIMITS,
-) -> list[Memory]:
+) -> ImportFile:
     """Read and validate a whole file before anything is written (a bad line late in a file must not
     leave half an import behind; pass the importing engine's ``limits``). ``namespace`` is the target of the chatgpt and knowledge-graph
     formats; mcp-memory records keep their own, and ``memory_type`` (default: semantic — imported
     history is usually older than the episodic lifetime and would expire at once) applies to those
     two formats only. ``owner`` owns what the file does not give an owner (every memory of the
     chatgpt and knowledge-graph formats)."""
-    memories = _read_memories(path, format, namespace, now, include_assistant, memory_type, owner, limits)
+    read = _read_memories(path, format, namespace, now, include_assistant, memory_type, owner, limits)
     if format == "mcp-memory":
-        return memories
-    return [m if m.owner == owner else m.model_copy(update={"owner": owner}) for m in memories]
+        return read
+    owned = [m if m.owner == owner else m.model_copy(update={"owner": owner}) for m in read]
+    return replace(read, memories=owned)
 
 
 def _read_memories(
@@ -605,19 +671,21 @@ def _read_memories(
     memory_type: MemoryType | None,
     owner: str,
     limits: Limits,
-) -> list[Memory]:
+) -> ImportFile:
     if format == "chatgpt":
-        return parse_chatgpt_conversations(
-            load_chatgpt_export(path),
+        conversations, repaired = load_chatgpt_export(path)
+        parsed = parse_chatgpt_conversations(
+            conversations,
             namespace=namespace,
             include_assistant=include_assistant,
             memory_type=memory_type or MemoryType.SEMANTIC,
             limits=limits,
         )
+        return replace(parsed, repaired=repaired)
     try:
-        with path.open(encoding="utf-8") as handle:
+        with path.open(encoding=ENCODING) as handle:
             if format == "mcp-memory":
-                return list(read_mcp_memory_jsonl(handle, owner=owner, limits=limits))
+                return read_mcp_memory_jsonl(handle, owner=owner, limits=limits)
             if format == "mcp-knowledge-graph":
                 return parse_knowledge_graph(
                     handle,
@@ -640,14 +708,18 @@ def import_chatgpt(
     batch_size: int = 64,
     on_batch: Callable[[int], None] | None = None,
 ) -> ImportOutcome:
-    """Parse a ChatGPT export and import it into ``namespace`` (default: the engine's)."""
+    """Parse a ChatGPT export (the parsed ``conversations.json``; lone surrogates are repaired and
+    counted) and import it into ``namespace`` (default: the engine's)."""
+    conversations, repaired = surrogates.repair(conversations)
     memories = parse_chatgpt_conversations(
         conversations,
         namespace=namespace or engine.namespace,
         include_assistant=include_assistant,
         limits=engine.limits,
     )
-    return import_records(engine, memories, batch_size=batch_size, on_batch=on_batch)
+    return import_records(
+        engine, replace(memories, repaired=repaired), batch_size=batch_size, on_batch=on_batch
+    )
 
 
 def import_knowledge_graph(
@@ -669,6 +741,8 @@ __all__ = [
     "FORMATS",
     "ExportHeader",
     "ExportRecord",
+    "ImportFile",
+    "check_records",
     "detect_format",
     "export_memories",
     "import_chatgpt",

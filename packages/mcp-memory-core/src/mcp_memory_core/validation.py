@@ -12,7 +12,7 @@ import math
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from .errors import InvalidInputError
@@ -195,6 +195,29 @@ def validate_datetime(value: datetime | str | None, name: str) -> datetime | Non
     if not isinstance(value, datetime):
         raise InvalidInputError(f"{name} must be an ISO 8601 date or time.")
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+# The times a stored memory may carry. The Unix epoch is older than any memory; a day of slack allows
+# for a machine whose clock runs a little ahead. Year 0001 or 9999 means a broken file.
+EARLIEST_TIME = datetime(1970, 1, 1, tzinfo=UTC)
+CLOCK_SLACK = timedelta(days=1)
+MEMORY_TIMES = ("created_at", "updated_at", "deleted_at", "last_accessed")
+
+
+def validate_memory_times(memory: Memory, now: datetime) -> None:
+    """Every time a memory carries (created, updated, deleted, last accessed) falls between 1970 and
+    one day after ``now``."""
+    latest = now + CLOCK_SLACK
+    for name in MEMORY_TIMES:
+        value: datetime | None = getattr(memory, name)
+        if value is None:
+            continue
+        value = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+        if not EARLIEST_TIME <= value <= latest:
+            raise InvalidInputError(
+                f"{name} {value.isoformat()} is outside the accepted range (1970-01-01 to a day from now, "
+                f"{latest:%Y-%m-%d}): correct the date and import again."
+            )
 
 
 def validate_metadata_filter(metadata: Mapping[str, Any] | None) -> tuple[tuple[str, Any], ...]:

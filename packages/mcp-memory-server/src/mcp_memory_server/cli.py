@@ -439,7 +439,7 @@ def import_command(
     def run(engine: MemoryEngine) -> dict[str, Any]:
         from mcp_memory_core.errors import InvalidInputError
         from mcp_memory_core.models import MemoryType
-        from mcp_memory_core.transfer import import_records, read_memories
+        from mcp_memory_core.transfer import check_records, import_records, read_memories
         from mcp_memory_core.validation import validate_namespace
 
         target = validate_namespace(namespace) if namespace else engine.namespace
@@ -468,11 +468,13 @@ def import_command(
                     f"with --type semantic (kept until deleted), or set MCP_MEMORY_TTL_{kind.value.upper()}"
                     "=never (or a longer lifetime) for every mcp-memory process."
                 )
+        check_records(engine, memories)  # a refused memory is reported before the progress bar
         with click.progressbar(length=len(memories), label="Importing", file=sys.stderr) as bar:
             outcome = import_records(engine, memories, batch_size=batch_size, on_batch=bar.update)
         return {
             "imported": outcome.inserted,
             "skipped": outcome.skipped,
+            "repaired": outcome.repaired,
             "format": chosen,
             "namespace": None if chosen == "mcp-memory" else target,
             "file": str(file),
@@ -482,7 +484,11 @@ def import_command(
     if as_json:
         emit_json(summary)
         return
-    click.echo(f"imported {summary['imported']}, skipped {summary['skipped']} (already present)")
+    line = f"imported {summary['imported']}, skipped {summary['skipped']} (already present)"
+    if summary["repaired"]:
+        plural = "" if summary["repaired"] == 1 else "s"
+        line += f"; repaired {summary['repaired']} lone surrogate{plural} (replaced with U+FFFD)"
+    click.echo(line)
 
 
 # -- lifecycle ----------------------------------------------------------------------------------------
