@@ -316,3 +316,17 @@ def test_a_page_is_read_in_chunks_without_gaps_or_repeats(engine):
     first = engine.list_memories(limit=LIST_CHUNK + 1)
     rest = engine.list_memories(limit=1000, cursor=first.next_cursor)
     assert [m.id for m in first.memories + rest.memories] == newest_first and rest.next_cursor is None
+
+
+def test_occurred_at_and_thread_on_store_and_update(engine):
+    from datetime import UTC, datetime
+
+    stored = engine.store_memory("We adopted a dog.", occurred_at="2023-05-08", thread="chat 1").memory
+    assert stored.occurred_at == datetime(2023, 5, 8, tzinfo=UTC) and stored.thread == "chat 1"
+    plain = engine.store_memory("Coffee beans are in the left cupboard.").memory
+    assert plain.occurred_at == plain.created_at and plain.thread is None
+    newer = engine.update_memory(stored.id, "We adopted a dog named Biscuit.").memory
+    assert newer.thread == "chat 1"  # a new version stays in its conversation …
+    assert newer.occurred_at == newer.created_at  # … and was said when it was written
+    dated = engine.update_memory(newer.id, "We adopted Biscuit in May.", occurred_at="2023-05-09").memory
+    assert dated.occurred_at == datetime(2023, 5, 9, tzinfo=UTC)

@@ -163,3 +163,21 @@ def test_export_holds_only_the_callers_own_memories_and_import_refuses_others(en
     with pytest.raises(InvalidInputError, match="belongs to 'alice'"):
         fresh.import_memories(records, scope=BOB)
     assert fresh.import_memories(records, scope=ALICE).inserted == 1
+
+
+def test_a_thread_filter_never_reaches_past_the_scope(engine):
+    """Naming another user's thread finds only what the scope already allows: their public memories."""
+    from mcp_memory_core.filters import Filters
+
+    engine.store_memory("alice's salary is 90k", thread="alice-chat", scope=ALICE)
+    engine.store_memory(
+        "alice likes the new office", thread="alice-chat", privacy_scope="public", scope=ALICE
+    )
+    theirs = Filters.parse(thread="alice-chat")
+    assert contents(engine.search_memories("alice", filters=theirs, scope=CAROL)) == {
+        "alice likes the new office"
+    }
+    assert [m.content for m in engine.list_memories(filters=theirs, scope=CAROL).memories] == [
+        "alice likes the new office"
+    ]
+    assert len(engine.list_memories(filters=theirs, scope=ALICE).memories) == 2

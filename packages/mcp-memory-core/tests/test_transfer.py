@@ -69,7 +69,9 @@ def populate(engine: MemoryEngine) -> dict[str, str]:
     engine.pin_memory(pinned.id)
     engine.search_memories("tea coffee", limit=3)  # access statistics
     work = MemoryEngine(engine.store, engine.embedder, engine.ranker, namespace="work", clock=engine.clock)
-    w = work.store_memory("deploys happen on tuesdays", type="episodic").memory
+    w = work.store_memory(
+        "deploys happen on tuesdays", type="episodic", occurred_at="2025-12-02T10:00:00Z", thread="chat 7"
+    ).memory
     return {"a": a.id, "b": b.id, "c": c.id, "gone": gone.id, "pinned": pinned.id, "work": w.id}
 
 
@@ -232,6 +234,22 @@ def test_reader_accepts_blank_lines_and_normalizes_times() -> None:
     lines = [HEADER, "", good_line(created_at="2026-01-01T02:00:00+02:00", tags=["a"]), "  "]
     (memory,) = read_mcp_memory_jsonl(lines)
     assert memory.created_at == datetime(2026, 1, 1, tzinfo=UTC) and memory.tags == ("a",)
+    # an export older than occurred_at and thread: the memory happened when it was created, no thread
+    assert memory.occurred_at == memory.created_at and memory.thread is None
+
+
+def test_occurred_at_and_thread_survive_export_and_import() -> None:
+    lines = [HEADER, good_line(occurred_at="2023-05-08T13:56:00+02:00", thread="session 3")]
+    (memory,) = read_mcp_memory_jsonl(lines)
+    assert memory.occurred_at == datetime(2023, 5, 8, 11, 56, tzinfo=UTC) and memory.thread == "session 3"
+    engine = make_engine()
+    import_records(engine, [memory])
+    out = io.StringIO()
+    export_memories(engine, out, now=NOW)
+    record = json.loads(out.getvalue().splitlines()[1])
+    assert (record["occurred_at"], record["thread"]) == ("2023-05-08T11:56:00.000000+00:00", "session 3")
+    with pytest.raises(InvalidInputError, match="line 2: invalid memory: thread"):
+        read_mcp_memory_jsonl([HEADER, good_line(thread="")])
 
 
 def test_a_bad_line_late_in_a_file_writes_nothing(tmp_path: Path) -> None:
@@ -342,7 +360,8 @@ def test_chatgpt_one_memory_per_user_message() -> None:
         "message_id": "n2",
         "role": "user",
     }
-    assert veg.created_at == datetime.fromtimestamp(1_700_000_010.5, UTC) == veg.updated_at
+    assert veg.created_at == datetime.fromtimestamp(1_700_000_010.5, UTC) == veg.updated_at == veg.occurred_at
+    assert veg.thread == hotel.thread == "chatgpt:c0a1-lisbon"  # one thread per conversation
     assert hotel.created_at == datetime.fromtimestamp(1_700_000_000.123456, UTC)
     again = parse_chatgpt_conversations(chatgpt_export(), namespace="chats")
     assert [m.id for m in again] == [m.id for m in memories]  # deterministic ids

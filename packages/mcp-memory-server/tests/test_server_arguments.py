@@ -10,7 +10,9 @@ from server_helpers import error_text, payload
 
 pytestmark = pytest.mark.anyio
 
-STORE_ARGUMENTS = "content, metadata, type, tags, importance, pinned, namespace, privacy_scope"
+STORE_ARGUMENTS = (
+    "content, metadata, type, tags, importance, pinned, namespace, privacy_scope, occurred_at, thread"
+)
 
 
 async def test_an_unknown_argument_is_named_and_nothing_is_stored(client: Any) -> None:

@@ -42,6 +42,8 @@ def test_memory_to_dict() -> None:
         "pinned": False,
         "owner": "local",
         "privacy_scope": "private",
+        "occurred_at": "2025-01-02T03:04:05+00:00",
+        "thread": None,
     }
 
 

@@ -530,7 +530,7 @@ def test_migrates_schema_1(db: Path) -> None:
     s = SqliteVecStore(db)
     s.open(MODEL, DIMS)
     try:
-        assert s.meta()["schema_version"] == str(SCHEMA_VERSION) == "3"
+        assert s.meta()["schema_version"] == str(SCHEMA_VERSION) == "4"
         assert s.meta()["created_by"] == "v1"
         assert s.get([m.id for m in items]) == {m.id: m for m in items}
         for i in (0, 5, 11):
@@ -542,6 +542,7 @@ def test_migrates_schema_1(db: Path) -> None:
             MemoryFilter(namespace=None, types=frozenset({MemoryType.EPISODIC})),
             MemoryFilter(created_after=t0 + timedelta(seconds=6)),
             MemoryFilter(namespace=None, metadata=(("i", 3),)),
+            MemoryFilter(namespace=None, occurred_before=t0 + timedelta(seconds=3)),  # = created_at
         ):
             expected = {m.id for m in items if where.matches(m)}
             assert {i for i, _ in s.knn(vectors[0], 20, where)} == expected
@@ -647,8 +648,9 @@ def test_fts_query_drops_stopwords_unless_nothing_else_is_left() -> None:
 
 
 def test_migrates_schema_2_to_owned_private_memories(db: Path) -> None:
-    """A schema-2 file (no owner, no privacy_scope) opens as schema 3: every memory the local user's,
-    private, and scope filters work on the migrated rows."""
+    """A schema-2 file (no owner, no privacy_scope, no occurred_at, no thread) opens as schema 4:
+    every memory the local user's, private, occurred when it was created, in no thread; scope and
+    time filters work on the migrated rows."""
     from mcp_memory_core.models import LOCAL_USER, PrivacyScope, Visibility
 
     items = [Memory(content=f"before owners {i}") for i in range(5)]
@@ -661,6 +663,10 @@ def test_migrates_schema_2_to_owned_private_memories(db: Path) -> None:
     conn = binding.connect(str(db), timeout=5)
     try:  # turn the file back into schema 2
         conn.execute("DROP INDEX memories_owner")
+        conn.execute("DROP INDEX memories_thread")
+        conn.execute("DROP INDEX memories_occurred")
+        conn.execute("ALTER TABLE memories DROP COLUMN occurred_at")
+        conn.execute("ALTER TABLE memories DROP COLUMN thread")
         conn.execute("ALTER TABLE memories DROP COLUMN owner")
         conn.execute("ALTER TABLE memories DROP COLUMN privacy_scope")
         conn.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
@@ -670,8 +676,12 @@ def test_migrates_schema_2_to_owned_private_memories(db: Path) -> None:
     s = SqliteVecStore(db)
     s.open(MODEL, DIMS)
     try:
-        assert s.meta()["schema_version"] == "3"
+        assert s.meta()["schema_version"] == "4"
         got = s.get([m.id for m in items])
+        assert got == {m.id: m for m in items}  # occurred_at = created_at, thread None, as before
+        assert all(m.occurred_at == m.created_at and m.thread is None for m in got.values())
+        later = MemoryFilter(namespace=None, occurred_after=items[2].created_at)
+        assert s.count(later) == sum(m.created_at >= items[2].created_at for m in items)
         assert {m.owner for m in got.values()} == {LOCAL_USER}
         assert {m.privacy_scope for m in got.values()} == {PrivacyScope.PRIVATE}
         mine = MemoryFilter(namespace=None, visible_to=Visibility(LOCAL_USER))
@@ -679,5 +689,7 @@ def test_migrates_schema_2_to_owned_private_memories(db: Path) -> None:
         assert len(s.knn(vectors[0], 10, mine)) == 5
         assert s.knn(vectors[0], 10, theirs) == []
         assert s.count(theirs) == 0
+        s.insert([Memory(content="in a thread", thread="t-1")], vecs(1, seed=3))
+        assert s.count(MemoryFilter(namespace=None, threads=frozenset({"t-1"}))) == 1
     finally:
         s.close()

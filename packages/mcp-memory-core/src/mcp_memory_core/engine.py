@@ -22,7 +22,7 @@ import math
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from .errors import (
@@ -72,8 +72,10 @@ from .validation import (
     validate_memory_times,
     validate_metadata,
     validate_namespace,
+    validate_occurred_at,
     validate_privacy_scope,
     validate_tags,
+    validate_thread,
     validate_type,
 )
 
@@ -233,14 +235,19 @@ class MemoryEngine:
         pinned: bool = False,
         namespace: str | None = None,
         privacy_scope: str | None = None,
+        occurred_at: datetime | str | None = None,
+        thread: str | None = None,
         scope: Scope | None = None,
     ) -> StoreOutcome:
         """Store a new memory owned by the scope's principal (``type`` defaults to semantic,
-        ``importance`` to 0.5, ``privacy_scope`` to private), unless the same content is already one
-        of the principal's current memories in the namespace (status ``duplicate``, nothing written).
+        ``importance`` to 0.5, ``privacy_scope`` to private, ``occurred_at`` to now, ``thread`` to
+        none), unless the same content is already one of the principal's current memories in the
+        namespace (status ``duplicate``, nothing written; given ``occurred_at``, only one that
+        occurred the same day counts: the same words said on another day are another event).
         Near duplicates among the principal's memories are listed in ``similar``; with conflict
         policy ``supersede`` the closest one is updated instead (status ``superseded``)."""
         scope = self._scope(scope)
+        when = validate_occurred_at(occurred_at, self.clock())
         fields: dict[str, Any] = {
             "content": validate_content(content, self.limits.content_bytes),
             "metadata": validate_metadata(metadata, self.limits.metadata_bytes),
@@ -249,6 +256,10 @@ class MemoryEngine:
             "owner": scope.principal,
             "privacy_scope": validate_privacy_scope(privacy_scope) or PrivacyScope.PRIVATE,
         }
+        if when is not None:
+            fields["occurred_at"] = when
+        if thread is not None:
+            fields["thread"] = validate_thread(thread)
         if self.context is not None and "context" not in fields["metadata"]:
             fields["metadata"]["context"] = dict(self.context)
         fields.update(_optional_fields(type, tags, importance))
@@ -258,7 +269,7 @@ class MemoryEngine:
         # text waits for this one's commit, then finds it (the embedding is done before, unlocked).
         with self.store.transaction():
             duplicate, similar = self._near_duplicates(
-                fields["content"], vectors[0], fields["namespace"], scope
+                fields["content"], vectors[0], fields["namespace"], scope, when
             )
             if duplicate is not None:
                 log.info("store_memory: duplicate of %s, nothing written", duplicate.id)
@@ -276,16 +287,17 @@ class MemoryEngine:
                     memory=outcome.memory, status="superseded", similar=similar, superseded=outcome.superseded
                 )
             now = self.clock()
-            memory = Memory(**fields, created_at=now, updated_at=now)
+            memory = Memory(**{"occurred_at": now, **fields}, created_at=now, updated_at=now)
             self.store.insert([memory], vectors, owners)
         return StoreOutcome(memory=memory, status="stored", similar=similar)
 
     def _near_duplicates(
-        self, content: str, vector: Vector, namespace: str, scope: Scope
+        self, content: str, vector: Vector, namespace: str, scope: Scope, occurred: datetime | None = None
     ) -> tuple[Memory | None, list[SimilarMemory]]:
-        """The principal's current memory with the same normalized content (if any), and the
-        principal's current memories at or above the dedup threshold, most similar first. Other
-        users' memories never count: they are not the principal's to update."""
+        """The principal's current memory with the same normalized content (if any; with
+        ``occurred``, one that occurred the same UTC day), and the principal's current memories at or
+        above the dedup threshold, most similar first. Other users' memories never count: they are
+        not the principal's to update."""
         where = scope.owning(namespace, include_superseded=False)
         pairs = self.store.knn(vector, DUPLICATE_CHECK_K, where)
         found = self.store.get([memory_id for memory_id, _ in pairs])
@@ -296,7 +308,9 @@ class MemoryEngine:
             memory = found.get(memory_id)
             if memory is None or self.ttl.is_expired(memory, now):
                 continue
-            if normalize_content(memory.content) == wanted:
+            if normalize_content(memory.content) == wanted and (
+                occurred is None or _same_day(memory.occurred_at, occurred)
+            ):
                 return memory, []
             if similarity >= self.dedup_threshold:
                 similar.append(SimilarMemory(memory=memory, similarity=float(similarity)))
@@ -385,12 +399,14 @@ class MemoryEngine:
         tags: Iterable[str] | None = None,
         importance: float | None = None,
         privacy_scope: str | None = None,
+        occurred_at: datetime | str | None = None,
         scope: Scope | None = None,
     ) -> UpdateOutcome:
         """Create the new version and point the old head at it, in one transaction.
 
         Only the current head of a chain can be updated: updating an older version would fork the
-        chain, so the error names the head to update instead. Fields left ``None`` keep their values.
+        chain, so the error names the head to update instead. Fields left ``None`` keep their values,
+        except ``occurred_at``: the new version was said now unless told otherwise (its thread stays).
         Only the owner may update a memory.
         """
         scope = self._scope(scope)
@@ -401,6 +417,8 @@ class MemoryEngine:
             changes["metadata"] = validate_metadata(metadata, self.limits.metadata_bytes)
         if (privacy := validate_privacy_scope(privacy_scope)) is not None:
             changes["privacy_scope"] = privacy
+        if (when := validate_occurred_at(occurred_at, self.clock())) is not None:
+            changes["occurred_at"] = when
         self.open()
         self._require_current(self._owned(memory_id, scope, "update"), "update", scope)
         vectors, owners = self._embed([content])
@@ -421,6 +439,7 @@ class MemoryEngine:
             now = self.clock()
             new = old.model_copy(
                 update={
+                    "occurred_at": now,
                     **changes,
                     "id": str(uuid.uuid4()),
                     "content": content,
@@ -876,6 +895,10 @@ class MemoryEngine:
                 seen.add(current.id)
             heads[memory.id] = current
         return heads
+
+
+def _same_day(first: datetime, second: datetime) -> bool:
+    return first.astimezone(UTC).date() == second.astimezone(UTC).date()
 
 
 def _check_link(memory: Memory, newer: Memory | None) -> None:

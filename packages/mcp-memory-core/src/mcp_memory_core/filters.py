@@ -9,13 +9,21 @@ from typing import Any, Literal
 
 from .errors import InvalidInputError
 from .models import MemoryFilter, MemoryType
-from .validation import validate_datetime, validate_metadata_filter, validate_tags, validate_types
+from .validation import (
+    validate_datetime,
+    validate_metadata_filter,
+    validate_tags,
+    validate_thread,
+    validate_types,
+)
 
 
 @dataclass(frozen=True)
 class Filters:
     """User-facing filters: memory types (any of), tags (``any`` or ``all`` of them), a creation time
-    range (``created_after`` inclusive, ``created_before`` exclusive) and metadata key = value pairs."""
+    range (``created_after`` inclusive, ``created_before`` exclusive), the same for when the memory
+    happened (``occurred_after`` / ``occurred_before``), one conversation (``thread``) and metadata
+    key = value pairs."""
 
     types: frozenset[MemoryType] | None = None
     tags: tuple[str, ...] | None = None
@@ -23,6 +31,9 @@ class Filters:
     created_after: datetime | None = None
     created_before: datetime | None = None
     metadata: tuple[tuple[str, Any], ...] = ()
+    occurred_after: datetime | None = None
+    occurred_before: datetime | None = None
+    thread: str | None = None
 
     @classmethod
     def parse(
@@ -34,6 +45,9 @@ class Filters:
         created_after: datetime | str | None = None,
         created_before: datetime | str | None = None,
         metadata: Mapping[str, Any] | None = None,
+        occurred_after: datetime | str | None = None,
+        occurred_before: datetime | str | None = None,
+        thread: str | None = None,
     ) -> Filters:
         if tags_match not in ("any", "all"):
             raise InvalidInputError(f"tags_match must be 'any' or 'all'; got {tags_match!r}.")
@@ -41,6 +55,10 @@ class Filters:
         before = validate_datetime(created_before, "created_before")
         if after is not None and before is not None and after >= before:
             raise InvalidInputError("created_after must be earlier than created_before.")
+        occurred_from = validate_datetime(occurred_after, "occurred_after")
+        occurred_to = validate_datetime(occurred_before, "occurred_before")
+        if occurred_from is not None and occurred_to is not None and occurred_from >= occurred_to:
+            raise InvalidInputError("occurred_after must be earlier than occurred_before.")
         return cls(
             types=validate_types(types),
             tags=validate_tags(tags) or None,
@@ -48,6 +66,9 @@ class Filters:
             created_after=after,
             created_before=before,
             metadata=validate_metadata_filter(metadata),
+            occurred_after=occurred_from,
+            occurred_before=occurred_to,
+            thread=None if thread is None else validate_thread(thread),
         )
 
     def where(self, namespace: str | None, *, include_superseded: bool) -> MemoryFilter:
@@ -61,6 +82,9 @@ class Filters:
             created_after=self.created_after,
             created_before=self.created_before,
             metadata=self.metadata,
+            occurred_after=self.occurred_after,
+            occurred_before=self.occurred_before,
+            threads=None if self.thread is None else frozenset({self.thread}),
         )
 
 

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 DEFAULT_NAMESPACE = "default"
 # Every user's personal namespace: preferences and facts about the person, readable from every project.
@@ -59,6 +59,10 @@ class Memory(BaseModel):
     ``deleted_at`` is the tombstone: set by a soft delete, ``None`` while the memory is live.
     ``owner`` is the user who stored it (every version of a chain has the same owner) and
     ``privacy_scope`` who else may read it.
+    ``occurred_at`` is when the remembered thing happened or was said (``created_at`` when not
+    given: a memory stored during the conversation it comes from); ``thread`` groups the memories of
+    one conversation (by default the MCP session that stored them), so a memory can be read with its
+    neighbours.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -79,6 +83,19 @@ class Memory(BaseModel):
     last_accessed: datetime | None = None
     owner: str = LOCAL_USER
     privacy_scope: PrivacyScope = PrivacyScope.PRIVATE
+    occurred_at: datetime = Field(default=None, validate_default=False)  # type: ignore[assignment]
+    thread: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _occurred_defaults_to_created(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("occurred_at") is None:
+            created = data.get("created_at")
+            if created is None:
+                created = utcnow()
+                data = {**data, "created_at": created, "updated_at": data.get("updated_at") or created}
+            data = {**data, "occurred_at": created}
+        return data
 
     @property
     def is_deleted(self) -> bool:
@@ -116,7 +133,8 @@ class MemoryFilter:
     ``include_deleted`` and ``include_superseded`` default to the search view: vectors of superseded
     versions still match (the engine resolves them to their head), tombstones never do.
     The user-facing fields: ``types`` (any of), ``tags_any`` (at least one of), ``tags_all`` (every
-    one of), ``created_after`` (inclusive) / ``created_before`` (exclusive), and ``metadata``: top-level
+    one of), ``created_after`` (inclusive) / ``created_before`` (exclusive), the same pair for
+    ``occurred_at`` (``occurred_after`` / ``occurred_before``), ``threads`` (any of), and ``metadata``: top-level
     key = value pairs that must all hold (JSON equality: ``1`` and ``"1"`` differ).
     Lifecycle fields the engine uses: ``pinned`` (TTL sweeps skip pinned memories) and
     ``superseded_by_in`` (memories whose ``superseded_by`` is one of these ids: a chain's predecessors).
@@ -139,6 +157,9 @@ class MemoryFilter:
     namespaces: frozenset[str] | None = None
     owner: str | None = None
     visible_to: Visibility | None = None
+    occurred_after: datetime | None = None
+    occurred_before: datetime | None = None
+    threads: frozenset[str] | None = None
 
     @property
     def narrows_content(self) -> bool:
@@ -149,6 +170,9 @@ class MemoryFilter:
             or self.tags_all is not None
             or self.created_after is not None
             or self.created_before is not None
+            or self.occurred_after is not None
+            or self.occurred_before is not None
+            or self.threads is not None
             or self.metadata
         )
 
@@ -181,6 +205,12 @@ class MemoryFilter:
         if self.created_after is not None and memory.created_at < self.created_after:
             return False
         if self.created_before is not None and memory.created_at >= self.created_before:
+            return False
+        if self.occurred_after is not None and memory.occurred_at < self.occurred_after:
+            return False
+        if self.occurred_before is not None and memory.occurred_at >= self.occurred_before:
+            return False
+        if self.threads is not None and memory.thread not in self.threads:
             return False
         return all(
             key in memory.metadata and _json_equal(memory.metadata[key], value)

@@ -11,7 +11,9 @@ Importers for other tools produce memories with deterministic ids (uuid5 of the 
 the target namespace), so importing the same file twice inserts nothing the second time:
 
 - a ChatGPT data export (``conversations.json``, or the ``.zip`` that contains it): one memory per
-  user message (semantic by default: imported history is older than the episodic lifetime) (``include_assistant`` adds the assistant's replies);
+  user message (semantic by default: imported history is older than the episodic lifetime;
+  ``include_assistant`` adds the assistant's replies), dated when it was sent, its thread the
+  conversation (``chatgpt:<conversation id>``);
 - the official MCP memory server's knowledge graph (``memory.jsonl`` of
   ``@modelcontextprotocol/server-memory``): one semantic memory per observation and per relation.
 
@@ -51,6 +53,7 @@ from .models import DEFAULT_NAMESPACE, LOCAL_USER, ImportOutcome, Memory, Memory
 from .scope import Scope, validate_principal
 from .validation import (
     DEFAULT_LIMITS,
+    MAX_THREAD_CHARS,
     Limits,
     utf8_size,
     validate_content,
@@ -58,6 +61,7 @@ from .validation import (
     validate_metadata,
     validate_namespace,
     validate_tags,
+    validate_thread,
 )
 
 if TYPE_CHECKING:
@@ -150,6 +154,8 @@ class ExportRecord(BaseModel):
     last_accessed: AwareDatetime | None = None
     owner: str | None = None  # absent in exports older than owners: the importing user's
     privacy_scope: PrivacyScope = PrivacyScope.PRIVATE
+    occurred_at: AwareDatetime | None = None  # absent in older exports: the memory's created_at
+    thread: str | None = None
 
     @field_validator("id", "superseded_by")
     @classmethod
@@ -181,7 +187,12 @@ class ExportRecord(BaseModel):
     def _tags(cls, value: list[str]) -> list[str]:
         return list(validate_tags(value) or ())
 
-    @field_validator("created_at", "updated_at", "deleted_at", "last_accessed")
+    @field_validator("thread")
+    @classmethod
+    def _thread(cls, value: str | None) -> str | None:
+        return None if value is None else validate_thread(value)
+
+    @field_validator("created_at", "updated_at", "deleted_at", "last_accessed", "occurred_at")
     @classmethod
     def _as_utc(cls, value: datetime | None) -> datetime | None:
         return None if value is None else _utc(value)
@@ -206,6 +217,8 @@ class ExportRecord(BaseModel):
             "last_accessed": format_datetime(memory.last_accessed),
             "owner": memory.owner,
             "privacy_scope": PrivacyScope(memory.privacy_scope).value,
+            "occurred_at": format_datetime(memory.occurred_at),
+            "thread": memory.thread,
         }
 
     def to_memory(self, owner: str = LOCAL_USER) -> Memory:
@@ -446,6 +459,7 @@ def parse_chatgpt_conversations(
         conversation_id = conversation.get("conversation_id") or conversation.get("id")
         if not isinstance(conversation_id, str) or not conversation_id:
             conversation_id = derived_id("chatgpt-conversation", title, repr(conversation.get("create_time")))
+        thread = validate_thread(f"chatgpt:{conversation_id}"[:MAX_THREAD_CHARS])
         found: list[tuple[datetime, str, Memory]] = []
         for node_id, node in mapping.items():
             message = node.get("message") if isinstance(node, Mapping) else None
@@ -481,6 +495,8 @@ def parse_chatgpt_conversations(
                 },
                 created_at=created,
                 updated_at=created,
+                occurred_at=created,
+                thread=thread,
                 namespace=namespace,
                 type=memory_type,
                 tags=("chatgpt",),

@@ -204,6 +204,40 @@ CLOCK_SLACK = timedelta(days=1)
 MEMORY_TIMES = ("created_at", "updated_at", "deleted_at", "last_accessed")
 
 
+MAX_THREAD_CHARS = 200
+# When a remembered thing may have happened: from 1900 (old letters, family history imported as
+# conversations) to a day from now (clock slack); a date in the future is a plan, not a memory's time.
+EARLIEST_OCCURRED = datetime(1900, 1, 1, tzinfo=UTC)
+
+
+def validate_thread(thread: str) -> str:
+    """A conversation id: 1-200 characters, no control characters (surrounding spaces dropped)."""
+    if not isinstance(thread, str) or not thread.strip():
+        raise InvalidInputError("thread must be a non-empty string (an id for one conversation).")
+    thread = thread.strip()
+    if len(thread) > MAX_THREAD_CHARS or any(ord(c) < 32 or ord(c) == 127 for c in thread):
+        raise InvalidInputError(
+            f"thread must be at most {MAX_THREAD_CHARS} characters without control characters; "
+            f"got {thread[:40]!r}{'…' if len(thread) > 40 else ''}."
+        )
+    return thread
+
+
+def validate_occurred_at(value: datetime | str | None, now: datetime) -> datetime | None:
+    """When the remembered thing happened: ISO 8601 (a date alone means its midnight, UTC), from
+    1900 to a day after ``now``."""
+    when = validate_datetime(value, "occurred_at")
+    if when is None:
+        return None
+    latest = now + CLOCK_SLACK
+    if not EARLIEST_OCCURRED <= when <= latest:
+        raise InvalidInputError(
+            f"occurred_at {when.isoformat()} is outside the accepted range (1900-01-01 to a day from "
+            f"now, {latest:%Y-%m-%d}): it says when the remembered thing happened or was said."
+        )
+    return when
+
+
 def validate_memory_times(memory: Memory, now: datetime) -> None:
     """Every time a memory carries (created, updated, deleted, last accessed) falls between 1970 and
     one day after ``now``."""
@@ -218,6 +252,10 @@ def validate_memory_times(memory: Memory, now: datetime) -> None:
                 f"{name} {value.isoformat()} is outside the accepted range (1970-01-01 to a day from now, "
                 f"{latest:%Y-%m-%d}): correct the date and import again."
             )
+    if memory.occurred_at is not None:
+        validate_occurred_at(memory.occurred_at, now)
+    if memory.thread is not None:
+        validate_thread(memory.thread)
 
 
 def validate_metadata_filter(metadata: Mapping[str, Any] | None) -> tuple[tuple[str, Any], ...]:

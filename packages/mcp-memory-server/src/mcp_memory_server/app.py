@@ -11,11 +11,14 @@ from __future__ import annotations
 import inspect
 import json
 import logging
+import uuid
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from mcp.server import MCPServer
 from mcp.server.context import ServerRequestContext
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import ToolAnnotations
@@ -166,12 +169,70 @@ CreatedAfter = Annotated[
 CreatedBefore = Annotated[
     str | None, Field(description="Only memories created before this ISO 8601 date/time.")
 ]
+OccurredAt = Annotated[
+    str | None,
+    Field(
+        description=(
+            "When the remembered thing happened or was said, ISO 8601 (e.g. 2023-05-08 or "
+            "2023-05-08T13:56:00Z); default: now. Give it when storing something from an earlier date."
+        )
+    ),
+]
+ThreadArg = Annotated[
+    str | None,
+    Field(
+        description=(
+            "An id for the conversation this memory comes from; default: this MCP session, so one "
+            "chat's memories group together. Reuse one id to group memories across sessions."
+        )
+    ),
+]
+OccurredAfter = Annotated[
+    str | None, Field(description="Only memories that happened at or after this ISO 8601 date/time.")
+]
+OccurredBefore = Annotated[
+    str | None, Field(description="Only memories that happened before this ISO 8601 date/time.")
+]
+ThreadFilter = Annotated[str | None, Field(description="Only memories of this conversation thread.")]
 MetadataFilter = Annotated[
     dict[str, str | int | float | bool | None] | None,
     Field(
         description='Only memories whose metadata has all these key = value pairs, e.g. {"project": "atlas"}.'
     ),
 ]
+
+
+_connection_threads: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+_PROCESS_THREAD = f"mcp-session:{uuid.uuid4()}"
+
+
+def session_thread(ctx: Context[Any, Any] | None) -> str | None:
+    """The default thread of what a client stores: one id per MCP session, so one chat's memories
+    group together. Over HTTP the session is the ``Mcp-Session-Id`` header (hashed: the id itself is
+    never stored) and a stateless request has none (None: no thread). Without HTTP one process serves
+    one client (stdio): a connection that made the handshake gets its own id, a 2026-era client
+    (no handshake, no connection state) the process's. None outside a request."""
+    try:
+        context = ctx.request_context if ctx is not None else None
+    except ValueError:  # no request context (a direct call in a test)
+        return None
+    if context is None:
+        return None
+    request = context.request
+    if request is not None:
+        session_id = getattr(request, "headers", {}).get("mcp-session-id")
+        if not session_id:
+            return None
+        return f"mcp-session:{uuid.uuid5(uuid.NAMESPACE_URL, 'mcp-session:' + session_id)}"
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    session = context.session
+    if session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        return _PROCESS_THREAD
+    # The SDK's per-client Connection behind the per-request session proxy has no public accessor;
+    # test_server_threads.py holds this in place.
+    connection = getattr(session, "_connection", session)
+    return _connection_threads.setdefault(connection, f"mcp-session:{uuid.uuid4()}")
 
 
 def current_access_token() -> Any:
@@ -249,9 +310,14 @@ def build_app(
         pinned: Annotated[bool, Field(description="Pinned memories never expire.")] = False,
         namespace: NamespaceArg = None,
         privacy_scope: PrivacyArg = None,
+        occurred_at: OccurredAt = None,
+        thread: ThreadArg = None,
+        ctx: Context[Any, Any] | None = None,
     ) -> dict[str, Any]:
         """Store a new memory: a durable fact, preference or decision worth recalling in later conversations.
 
+        occurred_at says when it happened or was said (default now); thread groups one conversation's
+        memories (default: this session).
         status says what happened: "stored"; "duplicate" (the same content was already stored: its id is
         returned, nothing was written); or "superseded" (server policy replaced a near-duplicate).
         similar lists close existing memories: if one of them says the same thing in an older form, call
@@ -268,9 +334,13 @@ def build_app(
                 pinned=pinned,
                 namespace=namespace,
                 privacy_scope=privacy_scope,
+                occurred_at=occurred_at,
+                thread=thread if thread is not None else default_thread,
                 scope=scope,
             )
             return store_outcome_to_dict(outcome, engine.ttl, engine.clock())
+
+        default_thread = session_thread(ctx)
 
         return await run(do)
 
@@ -283,6 +353,9 @@ def build_app(
         tags_match: TagsMatch = "any",
         created_after: CreatedAfter = None,
         created_before: CreatedBefore = None,
+        occurred_after: OccurredAfter = None,
+        occurred_before: OccurredBefore = None,
+        thread: ThreadFilter = None,
         metadata: MetadataFilter = None,
         namespace: ReadNamespaceArg = None,
         explain: Annotated[bool, Field(description="Include each result's score_parts.")] = False,
@@ -290,7 +363,8 @@ def build_app(
         """Search memories by meaning and keywords; results are the current versions, best match first.
 
         Use it at the start of a task and before asking the user something they may have said before.
-        Optional filters (types, tags, created_after/before, metadata) narrow the search before ranking.
+        Optional filters (types, tags, created_after/before, occurred_after/before, thread, metadata)
+        narrow the search before ranking.
         Each result has its id, content, metadata, score, similarity, age and expires_at; matched_id names
         an older version when that version's wording is what matched (the result is its current version).
         """
@@ -302,6 +376,9 @@ def build_app(
                 tags_match=tags_match,
                 created_after=created_after,
                 created_before=created_before,
+                occurred_after=occurred_after,
+                occurred_before=occurred_before,
+                thread=thread,
                 metadata=metadata,
             )
             hits = engine.search_memories(query, limit, filters, namespace=namespace, scope=scope)
@@ -339,6 +416,7 @@ def build_app(
         tags: TagsArg = None,
         importance: ImportanceArg = None,
         privacy_scope: PrivacyArg = None,
+        occurred_at: OccurredAt = None,
     ) -> dict[str, Any]:
         """Replace a memory whose fact changed: creates a new version and marks the old one superseded.
 
@@ -356,6 +434,7 @@ def build_app(
                 tags=tags,
                 importance=importance,
                 privacy_scope=privacy_scope,
+                occurred_at=occurred_at,
                 scope=scope,
             )
             return {
@@ -423,6 +502,9 @@ def build_app(
         tags_match: TagsMatch = "any",
         created_after: CreatedAfter = None,
         created_before: CreatedBefore = None,
+        occurred_after: OccurredAfter = None,
+        occurred_before: OccurredBefore = None,
+        thread: ThreadFilter = None,
         metadata: MetadataFilter = None,
         namespace: ReadNamespaceArg = None,
     ) -> dict[str, Any]:
@@ -440,6 +522,9 @@ def build_app(
                 tags_match=tags_match,
                 created_after=created_after,
                 created_before=created_before,
+                occurred_after=occurred_after,
+                occurred_before=occurred_before,
+                thread=thread,
                 metadata=metadata,
             )
             from mcp_memory_core.validation import json_size

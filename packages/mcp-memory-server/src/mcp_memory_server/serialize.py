@@ -37,6 +37,8 @@ def memory_to_dict(
         "pinned": memory.pinned,
         "owner": memory.owner,
         "privacy_scope": str(memory.privacy_scope),
+        "occurred_at": iso(memory.occurred_at),
+        "thread": memory.thread,
     }
     if ttl is not None and now is not None:
         from mcp_memory_core.recall import humanize_age

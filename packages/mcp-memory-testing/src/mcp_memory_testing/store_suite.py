@@ -224,6 +224,8 @@ class StoreConformance(OverrideGuard):
             last_accessed=datetime(2024, 3, 1, tzinfo=UTC),
             owner="alice@example.org",
             privacy_scope=PrivacyScope.TEAM,
+            occurred_at=datetime(1999, 12, 31, 12, 0, 0, 123456, tzinfo=UTC),
+            thread="chat ünï/42",
         )
         minimal = Memory(content="x")
         offset = Memory(
@@ -247,6 +249,8 @@ class StoreConformance(OverrideGuard):
         assert g.type is MemoryType.PROCEDURAL
         assert g.pinned is True
         assert g.privacy_scope is PrivacyScope.TEAM and g.owner == "alice@example.org"
+        assert g.occurred_at == full.occurred_at and g.thread == "chat ünï/42"
+        assert got[minimal.id].occurred_at == minimal.created_at and got[minimal.id].thread is None
         assert g.metadata["nested"]["list"] == [1, 2.5, "three", None, True]
         assert got[minimal.id].deleted_at is None and got[minimal.id].last_accessed is None
 
@@ -863,6 +867,8 @@ class StoreConformance(OverrideGuard):
                     namespace="other" if i % 7 == 6 else "default",
                     deleted_at=BASE_TIME if i % 11 == 3 else None,
                     superseded_by="11111111-2222-3333-4444-555555555555" if i % 13 == 5 else None,
+                    occurred_at=BASE_TIME - timedelta(days=48 - i),  # happened long before it was stored
+                    thread=None if i % 4 == 3 else f"thread {i % 4}",
                 )
             )
         owners = [i for i in range(48) for _ in range(1 + i % 3)]
@@ -885,7 +891,8 @@ class StoreConformance(OverrideGuard):
 
     def test_filter_fields_alone_and_combined(self, opened: Store) -> None:
         """Troubleshooting: every MemoryFilter field (types, tags_any, tags_all, created_after,
-        created_before, metadata, ids; with namespace and the lifecycle flags) must give the same set in
+        created_before, occurred_after, occurred_before, threads, metadata, ids; with namespace and
+        the lifecycle flags) must give the same set in
         ``knn``, ``keyword_search``, ``list`` and ``count`` as ``MemoryFilter.matches`` (the reference
         semantics). Usual culprits: tags matched as substrings of a JSON text (use exact elements),
         ``tags_all`` of an empty set (matches everything), ``types`` stored as text vs codes, metadata
@@ -908,6 +915,15 @@ class StoreConformance(OverrideGuard):
             "after": {"created_after": t10},
             "before": {"created_before": t10},
             "window": {"created_after": t10, "created_before": t30},
+            "occurred after": {"occurred_after": BASE_TIME - timedelta(days=20)},
+            "occurred before": {"occurred_before": BASE_TIME - timedelta(days=20)},
+            "occurred window": {
+                "occurred_after": BASE_TIME - timedelta(days=30),
+                "occurred_before": BASE_TIME - timedelta(days=10),
+            },
+            "one thread": {"threads": frozenset({"thread 1"})},
+            "two threads": {"threads": frozenset({"thread 0", "thread 2", "no such thread"})},
+            "no threads": {"threads": frozenset()},
             "metadata int": {"metadata": (("n", 1),)},
             "metadata str": {"metadata": (("s", "1"),)},
             "metadata float vs int": {"metadata": (("f", 2),)},
@@ -922,6 +938,7 @@ class StoreConformance(OverrideGuard):
                 "tags_any": frozenset({"red", "blue"}),
                 "created_after": BASE_TIME + timedelta(seconds=4),
                 "metadata": (("flag", True),),
+                "threads": frozenset({"thread 0", "thread 1"}),
             },
             "combined all": {
                 "tags_all": frozenset({"green"}),
@@ -955,6 +972,8 @@ class StoreConformance(OverrideGuard):
                 type=MemoryType.PROCEDURAL,
                 tags=("wanted one",),
                 metadata={"k": "yes"},
+                occurred_at=old - timedelta(days=365),
+                thread="wanted",
             )
             for i in range(5)
         ]
@@ -979,6 +998,8 @@ class StoreConformance(OverrideGuard):
             "created_before": MemoryFilter(created_before=BASE_TIME),
             "created window": MemoryFilter(created_after=old, created_before=old + timedelta(hours=1)),
             "ids": MemoryFilter(ids=frozenset(expected)),
+            "occurred_before": MemoryFilter(occurred_before=old),
+            "threads": MemoryFilter(threads=frozenset({"wanted"})),
         }
         for label, where in filters.items():
             assert _hit_ids(opened.knn(query, 5, where)) == expected, label

@@ -1,6 +1,6 @@
 """SqliteVecStore: memories in one SQLite file — rows, sqlite-vec vectors and an FTS5 keyword index.
 
-Schema (version 3)::
+Schema (version 4)::
 
     meta(key, value)              schema_version, model_id, dimensions, created_by
     namespaces(id, name)          small integer ids, so vec0 filters on an integer (see below)
@@ -21,6 +21,9 @@ Version 1 had one vector per memory (vec0 rowid = memory seq, no type/created co
 or memory_tags); ``open()`` migrates it in place, in one transaction (see ``_migrate_v1``).
 Version 3 added ``memories.owner`` and ``memories.privacy_scope`` (who may read a memory: the
 engine's Scope); a version 2 file gains both columns on open, every memory owned by the local user.
+Version 4 added ``memories.occurred_at`` (when the remembered thing happened; an older file's
+memories get their ``created_at``) and ``memories.thread`` (the conversation; none for older ones),
+both filtered on the rows table like tags.
 
 Scope filters (``owner``, ``visible_to``) are resolved on the rows table like tags (see below),
 except when every memory in the file belongs to the one user asking (the single-user case: checked
@@ -117,7 +120,7 @@ from .vector_cache import (
 
 log = logging.getLogger("mcp_memory_sqlite_vec")
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 MAX_K = 4096  # sqlite-vec 0.1.9 refuses k > 4096
 BUSY_TIMEOUT_S = 10.0
 BEGIN_POLL_MIN_S = 0.0005  # a writer waiting for another process's write lock tries again after this …
@@ -171,7 +174,7 @@ _TOKEN = re.compile(r"\w+", re.UNICODE)
 
 _COLUMNS = (
     "id, content, metadata, created_at, updated_at, superseded_by, deleted_at, namespace, type, tags, "
-    "importance, pinned, access_count, last_accessed, owner, privacy_scope"
+    "importance, pinned, access_count, last_accessed, owner, privacy_scope, occurred_at, thread"
 )
 _PLACEHOLDERS = ", ".join("?" * len(_COLUMNS.split(", ")))
 
@@ -201,12 +204,16 @@ CREATE TABLE IF NOT EXISTS memories (
     access_count  INTEGER NOT NULL DEFAULT 0,
     last_accessed INTEGER,
     owner         TEXT NOT NULL DEFAULT 'local',
-    privacy_scope TEXT NOT NULL DEFAULT 'private'
+    privacy_scope TEXT NOT NULL DEFAULT 'private',
+    occurred_at   INTEGER NOT NULL,
+    thread        TEXT
 );
 CREATE INDEX IF NOT EXISTS memories_ns_created ON memories (namespace, created_at, id);
 CREATE INDEX IF NOT EXISTS memories_created ON memories (created_at, id);
 CREATE INDEX IF NOT EXISTS memories_superseded_by ON memories (superseded_by);
 CREATE INDEX IF NOT EXISTS memories_owner ON memories (owner, privacy_scope);
+CREATE INDEX IF NOT EXISTS memories_thread ON memories (thread, occurred_at) WHERE thread IS NOT NULL;
+CREATE INDEX IF NOT EXISTS memories_occurred ON memories (occurred_at);
 CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5 (
     content, content='memories', content_rowid='seq', tokenize='porter unicode61'
 );
@@ -339,6 +346,8 @@ def _row_values(m: Memory) -> tuple[Any, ...]:
         _opt_micros(m.last_accessed),
         m.owner,
         PrivacyScope(m.privacy_scope).value,
+        to_micros(m.occurred_at),
+        m.thread,
     )
 
 
@@ -360,6 +369,8 @@ def _memory(row: Sequence[Any]) -> Memory:
         last_accessed=_opt_dt(row[13]),
         owner=row[14],
         privacy_scope=PrivacyScope(row[15]),
+        occurred_at=from_micros(row[16]),
+        thread=row[17],
     )
 
 
@@ -573,6 +584,8 @@ class SqliteVecStore:
                 )
             if 0 < version < 3:
                 self._migrate_v2(conn)
+            if 0 < version < 4:
+                self._migrate_v3(conn)
             for statement in _split_sql(_SCHEMA):
                 conn.execute(statement)
             if version == 1:
@@ -602,6 +615,14 @@ class SqliteVecStore:
         log.info("migrating %s to schema 3 (owners and privacy scopes)", self.location)
         conn.execute("ALTER TABLE memories ADD COLUMN owner TEXT NOT NULL DEFAULT 'local'")
         conn.execute("ALTER TABLE memories ADD COLUMN privacy_scope TEXT NOT NULL DEFAULT 'private'")
+
+    def _migrate_v3(self, conn: Any) -> None:
+        """Schema 1-3 → 4, inside open()'s transaction, before the schema script runs: occurred_at
+        (an existing memory happened when it was stored) and thread (none)."""
+        log.info("migrating %s to schema 4 (occurred_at and thread)", self.location)
+        conn.execute("ALTER TABLE memories ADD COLUMN occurred_at INTEGER NOT NULL DEFAULT 0")
+        conn.execute("ALTER TABLE memories ADD COLUMN thread TEXT")
+        conn.execute("UPDATE memories SET occurred_at = created_at")
 
     def _migrate_v1(self, conn: Any, dimensions: int) -> None:
         """Schema 1 → 2, inside open()'s transaction. v1 kept one vector per memory in
@@ -1417,7 +1438,14 @@ def _matches_nothing(where: MemoryFilter) -> bool:
     """True when an empty set makes the filter unsatisfiable (``ids``, ``types``, ``tags_any`` …)."""
     return any(
         field is not None and not field
-        for field in (where.ids, where.types, where.tags_any, where.superseded_by_in, where.namespaces)
+        for field in (
+            where.ids,
+            where.types,
+            where.tags_any,
+            where.superseded_by_in,
+            where.namespaces,
+            where.threads,
+        )
     )
 
 
@@ -1432,6 +1460,9 @@ def _needs_rows(where: MemoryFilter) -> bool:
         or where.superseded_by_in is not None
         or where.owner is not None
         or where.visible_to is not None
+        or where.occurred_after is not None
+        or where.occurred_before is not None
+        or where.threads is not None
     )
 
 
@@ -1499,6 +1530,15 @@ def _where_sql(where: MemoryFilter, alias: str = "") -> tuple[str, list[Any]]:
     if where.created_before is not None:
         conditions.append(f"{p}created_at < ?")
         params.append(to_micros(where.created_before))
+    if where.occurred_after is not None:
+        conditions.append(f"{p}occurred_at >= ?")
+        params.append(to_micros(where.occurred_after))
+    if where.occurred_before is not None:
+        conditions.append(f"{p}occurred_at < ?")
+        params.append(to_micros(where.occurred_before))
+    if where.threads is not None:
+        conditions.append(f"{p}thread IN (SELECT value FROM json_each(?))")
+        params.append(json.dumps(sorted(where.threads), ensure_ascii=False))
     if where.tags_any is not None:
         conditions.append(
             f"{p}seq IN (SELECT seq FROM memory_tags WHERE tag IN (SELECT value FROM json_each(?)))"
