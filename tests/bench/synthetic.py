@@ -90,6 +90,8 @@ def fill(store: SqliteVecStore, vectors: np.ndarray, *, batch: int = BATCH) -> f
                 metadata={},
                 created_at=T0 + timedelta(seconds=i),
                 updated_at=T0 + timedelta(seconds=i),
+                occurred_at=T0 + timedelta(seconds=i),
+                thread=None,
                 superseded_by=None,
                 deleted_at=None,
                 namespace="default",
