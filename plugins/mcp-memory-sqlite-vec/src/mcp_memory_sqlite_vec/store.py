@@ -1524,18 +1524,16 @@ def _where_sql(where: MemoryFilter, alias: str = "") -> tuple[str, list[Any]]:
     if where.types is not None:
         conditions.append(f"{p}type IN (SELECT value FROM json_each(?))")
         params.append(json.dumps(sorted(MemoryType(t).value for t in where.types)))
-    if where.created_after is not None:
-        conditions.append(f"{p}created_at >= ?")
-        params.append(to_micros(where.created_after))
-    if where.created_before is not None:
-        conditions.append(f"{p}created_at < ?")
-        params.append(to_micros(where.created_before))
-    if where.occurred_after is not None:
-        conditions.append(f"{p}occurred_at >= ?")
-        params.append(to_micros(where.occurred_after))
-    if where.occurred_before is not None:
-        conditions.append(f"{p}occurred_at < ?")
-        params.append(to_micros(where.occurred_before))
+    for column, after, before in (
+        ("created_at", where.created_after, where.created_before),
+        ("occurred_at", where.occurred_after, where.occurred_before),
+    ):
+        if after is not None:  # inclusive
+            conditions.append(f"{p}{column} >= ?")
+            params.append(to_micros(after))
+        if before is not None:  # exclusive
+            conditions.append(f"{p}{column} < ?")
+            params.append(to_micros(before))
     if where.threads is not None:
         conditions.append(f"{p}thread IN (SELECT value FROM json_each(?))")
         params.append(json.dumps(sorted(where.threads), ensure_ascii=False))
