@@ -340,6 +340,17 @@ async def test_search_explain_shows_score_parts(client: Any) -> None:
         ("store_memory", {"content": "x", "importance": 2}, "importance"),
         ("search_memories", {"query": "x", "created_after": "yesterday"}, "ISO 8601"),
         ("list_memories", {"tags_match": "some"}, "tags_match"),
+        (
+            "search_memories",
+            {"query": "x", "occurred_after": "last may"},
+            "occurred_after must be an ISO 8601",
+        ),
+        (
+            "list_memories",
+            {"occurred_after": "2024-01-01", "occurred_before": "2023-01-01"},
+            "occurred_after must be earlier than occurred_before.",
+        ),
+        ("list_memories", {"thread": "a\nb"}, "thread must be at most 200 characters without control"),
     ],
 )
 async def test_bad_filters_and_fields_are_tool_errors(
