@@ -383,6 +383,8 @@ class MemoryEngine:
                     )
                 scope.write_namespace(memory.namespace)
                 validate_memory_times(memory, now)
+                if memory.thread is not None:
+                    validate_thread(memory.thread)
                 if memory.superseded_by is not None:
                     newer = in_import.get(memory.superseded_by) or stored.get(memory.superseded_by)
                     _check_link(memory, newer)

@@ -51,14 +51,8 @@ class Filters:
     ) -> Filters:
         if tags_match not in ("any", "all"):
             raise InvalidInputError(f"tags_match must be 'any' or 'all'; got {tags_match!r}.")
-        after = validate_datetime(created_after, "created_after")
-        before = validate_datetime(created_before, "created_before")
-        if after is not None and before is not None and after >= before:
-            raise InvalidInputError("created_after must be earlier than created_before.")
-        occurred_from = validate_datetime(occurred_after, "occurred_after")
-        occurred_to = validate_datetime(occurred_before, "occurred_before")
-        if occurred_from is not None and occurred_to is not None and occurred_from >= occurred_to:
-            raise InvalidInputError("occurred_after must be earlier than occurred_before.")
+        after, before = _time_range("created", created_after, created_before)
+        occurred_from, occurred_to = _time_range("occurred", occurred_after, occurred_before)
         return cls(
             types=validate_types(types),
             tags=validate_tags(tags) or None,
@@ -86,6 +80,17 @@ class Filters:
             occurred_before=self.occurred_before,
             threads=None if self.thread is None else frozenset({self.thread}),
         )
+
+
+def _time_range(
+    field: str, after: datetime | str | None, before: datetime | str | None
+) -> tuple[datetime | None, datetime | None]:
+    """``{field}_after`` (inclusive) and ``{field}_before`` (exclusive), parsed; an empty range is an error."""
+    start = validate_datetime(after, f"{field}_after")
+    end = validate_datetime(before, f"{field}_before")
+    if start is not None and end is not None and start >= end:
+        raise InvalidInputError(f"{field}_after must be earlier than {field}_before.")
+    return start, end
 
 
 NO_FILTERS = Filters()

@@ -240,7 +240,7 @@ def validate_occurred_at(value: datetime | str | None, now: datetime) -> datetim
 
 def validate_memory_times(memory: Memory, now: datetime) -> None:
     """Every time a memory carries (created, updated, deleted, last accessed) falls between 1970 and
-    one day after ``now``."""
+    one day after ``now``; when it happened (``occurred_at``), between 1900 and the same bound."""
     latest = now + CLOCK_SLACK
     for name in MEMORY_TIMES:
         value: datetime | None = getattr(memory, name)
@@ -254,8 +254,6 @@ def validate_memory_times(memory: Memory, now: datetime) -> None:
             )
     if memory.occurred_at is not None:
         validate_occurred_at(memory.occurred_at, now)
-    if memory.thread is not None:
-        validate_thread(memory.thread)
 
 
 def validate_metadata_filter(metadata: Mapping[str, Any] | None) -> tuple[tuple[str, Any], ...]:

@@ -324,6 +324,8 @@ def build_app(
         update_memory on it instead. If the memory replaces something stored before, use update_memory.
         """
 
+        default_thread = session_thread(ctx)  # read here, on the request's task
+
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
             outcome = engine.store_memory(
                 content,
@@ -339,8 +341,6 @@ def build_app(
                 scope=scope,
             )
             return store_outcome_to_dict(outcome, engine.ttl, engine.clock())
-
-        default_thread = session_thread(ctx)
 
         return await run(do)
 
