@@ -39,6 +39,7 @@ CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 SPLITS = {"dev": range(0, 5), "test": range(5, 10)}
 DEPTH = 10  # metrics are computed on the top 10
 SESSION_DEPTH = 50  # ranked turns rolled up to sessions
+TURN_LEVEL = ("said", "turns")  # one memory per dialogue turn
 
 
 # -- data --------------------------------------------------------------------------------------
@@ -52,15 +53,23 @@ class Question:
 @dataclass
 class Conversation:
     sample_id: str
+    said: list[Memory]
     turns: list[Memory]
     observations: list[Memory]
     sessions: list[Memory]
     questions: list[Question]
 
     def memories(self, granularity: str) -> list[Memory]:
-        return {"turns": self.turns, "observations": self.observations, "sessions": self.sessions}[
-            granularity
-        ]
+        return {
+            "said": self.said,
+            "turns": self.turns,
+            "observations": self.observations,
+            "sessions": self.sessions,
+        }[granularity]
+
+
+# When an agent stores a conversation through MCP, it stores it now, not on the day it was held.
+STORED_AT = datetime(2026, 11, 1, tzinfo=UTC)
 
 
 def parse_session_date(text: str) -> datetime:
@@ -89,6 +98,7 @@ def load_conversations(path: Path) -> list[Conversation]:
     for sample in raw:
         convo = sample["conversation"]
         turns: list[Memory] = []
+        said: list[Memory] = []
         dia_ids: set[str] = set()
         session_dates: dict[str, datetime] = {}
         sessions: list[Memory] = []
@@ -109,6 +119,19 @@ def load_conversations(path: Path) -> list[Conversation]:
                         updated_at=created,
                         type="episodic",
                         metadata={"dia_id": turn["dia_id"], "date": when.date().isoformat()},
+                    )
+                )
+                # What an agent stores through MCP (the held-out check's protocol): what was said, no
+                # image caption, the session's date as occurred_at, one thread per session, stored now.
+                stored = STORED_AT + timedelta(seconds=len(said))
+                said.append(
+                    Memory(
+                        content=f"{turn['speaker']}: {turn['text']}",
+                        created_at=stored,
+                        updated_at=stored,
+                        occurred_at=when,
+                        thread=f"{sample['sample_id']}/{key}",
+                        metadata={"dia_id": turn["dia_id"]},
                     )
                 )
                 dia_ids.add(turn["dia_id"])
@@ -146,7 +169,9 @@ def load_conversations(path: Path) -> list[Conversation]:
             evidence = frozenset(e for e in normalize_evidence(qa.get("evidence", [])) if e in dia_ids)
             if evidence:  # a few evidence ids match no turn: skip those questions
                 questions.append(Question(qa["question"], qa["category"], evidence))
-        conversations.append(Conversation(sample["sample_id"], turns, observations, sessions, questions))
+        conversations.append(
+            Conversation(sample["sample_id"], said, turns, observations, sessions, questions)
+        )
     return conversations
 
 
@@ -251,7 +276,7 @@ def run(
             default_ranker = engine.ranker
             for setup in setups:
                 engine.ranker = setup.ranker if setup.ranker is not None else default_ranker  # type: ignore[assignment]
-                depth = SESSION_DEPTH if granularity == "turns" else DEPTH
+                depth = SESSION_DEPTH if granularity in TURN_LEVEL else DEPTH
                 for question in convo.questions:
                     ranked = [
                         str(m.metadata["dia_id"]) for m in setup.retriever(engine, question.text, depth)
@@ -264,7 +289,7 @@ def run(
                         scores = results[setup.name].setdefault(bucket, Scores())
                         for name, value in metrics.items():
                             scores.add(name, value)
-                    if granularity == "turns":
+                    if granularity in TURN_LEVEL:
                         results[setup.name].setdefault("session", Scores()).add(
                             "hit@5", session_hit(ranked, question.evidence)
                         )
@@ -278,12 +303,12 @@ METRICS = ["hit@5", "hit@10", "recall@10", "ndcg@10", "mrr"]
 
 def table(results: dict[str, dict[str, Scores]], granularity: str) -> str:
     header = "| retriever | questions | " + " | ".join(METRICS)
-    header += " | session hit@5 |" if granularity == "turns" else " |"
+    header += " | session hit@5 |" if granularity in TURN_LEVEL else " |"
     lines = [header, "|" + "---|" * (header.count("|") - 1)]
     for name, buckets in results.items():
         overall = buckets["all"]
         row = f"| {name} | {overall.count()} | " + " | ".join(f"{overall.mean(m):.3f}" for m in METRICS)
-        row += f" | {buckets['session'].mean('hit@5'):.3f} |" if granularity == "turns" else " |"
+        row += f" | {buckets['session'].mean('hit@5'):.3f} |" if granularity in TURN_LEVEL else " |"
         lines.append(row)
     return "\n".join(lines)
 
@@ -330,7 +355,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, default=None, help="write a markdown report here")
     parser.add_argument("--split", choices=["dev", "test", "both"], default="both")
-    parser.add_argument("--granularity", choices=["turns", "observations", "sessions", "all"], default="all")
+    parser.add_argument(
+        "--granularity", choices=["said", "turns", "observations", "sessions", "all"], default="all"
+    )
     parser.add_argument("--rankers", default="", help="comma-separated ranker names (default: all installed)")
     parser.add_argument(
         "--conversations", type=int, default=None, help="only the first N of each split (smoke runs)"
@@ -356,7 +383,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "",
     ]
     splits = ["dev", "test"] if args.split == "both" else [args.split]
-    granularities = ["turns", "observations", "sessions"] if args.granularity == "all" else [args.granularity]
+    granularities = (
+        ["said", "turns", "observations", "sessions"] if args.granularity == "all" else [args.granularity]
+    )
     for split in splits:
         chosen = [conversations[i] for i in SPLITS[split]][: args.conversations]
         for granularity in granularities:

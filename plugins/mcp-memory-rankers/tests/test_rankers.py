@@ -42,19 +42,24 @@ class TestImportance(RankerConformance):
         return ImportanceRanker()
 
 
+NO_CONTEXT = {"neighbour_weight": 0, "neighbour_keyword_weight": 0, "thread_weight": 0, "date_weight": 0}
+
+
 def test_hybrid_keyword_lifts_an_exact_match():
     semantic = make_candidate("about the same topic", 0.60, vector_rank=1)
     exact = make_candidate("has the rare word", 0.55, vector_rank=2, keyword_score=7.0, keyword_rank=1)
     for method in ("linear", "rrf"):
         ranked = HybridRanker(HybridSettings(method=method)).rank("rare word", [semantic, exact], NOW)
         assert ranked[0].candidate is exact, method
-        assert set(ranked[0].parts) == {"vector", "keyword"}
+        assert set(ranked[0].parts) == {"vector", "keyword", "neighbour", "thread", "date"}
+        assert ranked[0].score == pytest.approx(sum(ranked[0].parts.values()))
 
 
 def test_hybrid_linear_scales_keyword_per_query():
     a = make_candidate("a", 0.5, keyword_score=10.0, keyword_rank=1)
     b = make_candidate("b", 0.5, keyword_score=5.0, keyword_rank=2)
-    ranked = HybridRanker(HybridSettings(vector_weight=0.7, keyword_weight=0.3)).rank("q", [b, a], NOW)
+    settings = HybridSettings(vector_weight=0.7, keyword_weight=0.3, **NO_CONTEXT)
+    ranked = HybridRanker(settings).rank("q", [b, a], NOW)
     assert [s.score for s in ranked] == pytest.approx([0.35 + 0.3 * 10 / 11, 0.35 + 0.3 * 5 / 11])
 
 

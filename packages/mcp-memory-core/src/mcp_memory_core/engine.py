@@ -689,6 +689,7 @@ class MemoryEngine:
         vector = self.embedder.embed_query(query)
         where = self._scoped(filters.where(None, include_superseded=True), scope, namespaces)
         candidates = self._gather(query, vector, limit, where, scope)
+        candidates = self._with_neighbours(query, vector, candidates, where, scope)
         now = self.clock()
         ranked = self.ranker.rank(query, candidates, now)[:limit]
         if self.track_access and ranked:
@@ -807,6 +808,64 @@ class MemoryEngine:
                 )
             )
         return candidates
+
+    def _with_neighbours(
+        self, query: str, vector: Vector, candidates: list[Candidate], where: MemoryFilter, scope: Scope
+    ) -> list[Candidate]:
+        """Thread expansion: the turn just before and just after each candidate in its conversation
+        joins the candidates (with its own vector and keyword scores), and every candidate learns
+        which candidates are its neighbours. A reply ("Yes, it was wonderful") rarely matches a
+        question by itself; the turn it answers often does."""
+        threaded = [c.memory.id for c in candidates if c.memory.thread is not None]
+        if not threaded:
+            return candidates
+        live = dataclasses.replace(where, include_superseded=False)
+        neighbours = self.store.thread_neighbours(threaded, live)
+        known = {c.memory.id for c in candidates}
+        new_ids = sorted(
+            {n for pair in neighbours.values() for n in pair if n is not None and n not in known}
+        )
+        if new_ids:
+            around = dataclasses.replace(live, ids=frozenset(new_ids))
+            similarity = dict(self.store.knn(vector, len(new_ids), around))
+            keyword = (
+                dict(self.store.keyword_search(query, len(new_ids), around))
+                if self.store.capabilities.keyword_search
+                else {}
+            )
+            now = self.clock()
+            for memory in self.store.get(new_ids).values():
+                if scope.can_read(memory) and memory.is_current and not self.ttl.is_expired(memory, now):
+                    candidates.append(
+                        Candidate(
+                            memory=memory,
+                            matched_id=memory.id if memory.id in similarity else None,
+                            vector_similarity=similarity.get(memory.id),
+                            keyword_score=keyword.get(memory.id),
+                        )
+                    )
+        # A neighbour's own neighbours were not asked for, but adjacency goes both ways.
+        previous: dict[str, str] = {}
+        following: dict[str, str] = {}
+        for memory_id, (before, after) in neighbours.items():
+            if before is not None:
+                previous[memory_id] = before
+                following.setdefault(before, memory_id)
+            if after is not None:
+                following[memory_id] = after
+                previous.setdefault(after, memory_id)
+        present = {c.memory.id for c in candidates}
+        out = []
+        for c in candidates:
+            before, after = previous.get(c.memory.id), following.get(c.memory.id)
+            out.append(
+                dataclasses.replace(
+                    c,
+                    previous_id=before if before in present else None,
+                    next_id=after if after in present else None,
+                )
+            )
+        return out
 
     def _live_heads(self, memory_ids: Sequence[str], where: MemoryFilter, scope: Scope) -> dict[str, Memory]:
         """memory id -> its live head, for matches whose head is current, readable in ``scope`` and

@@ -233,7 +233,9 @@ class Candidate:
     vector matched best (``None`` for a keyword-only match). ``vector_similarity`` is the best cosine
     similarity over the matched versions' passages, in [-1, 1]; ``keyword_score`` is the store's keyword
     score (higher is better; only comparable within one query). Ranks start at 1 and count candidates
-    in that channel's order.
+    in that channel's order. ``previous_id`` / ``next_id`` name the memories just before and after
+    this one in its thread (its conversation), when they are candidates too: a ranker may let a reply
+    borrow from the question it answers. A candidate found only as such a neighbour has no ranks.
     """
 
     memory: Memory
@@ -242,6 +244,8 @@ class Candidate:
     vector_rank: int | None = None
     keyword_score: float | None = None
     keyword_rank: int | None = None
+    previous_id: str | None = None
+    next_id: str | None = None
 
 
 @dataclass(frozen=True)

@@ -126,6 +126,14 @@ class Store(Protocol):
         """Up to ``k`` (memory id, score) pairs, best first (higher score is better). Only called when
         ``capabilities.keyword_search`` is true."""
 
+    def thread_neighbours(
+        self, ids: Sequence[str], where: MemoryFilter
+    ) -> dict[str, tuple[str | None, str | None]]:
+        """For each of ``ids`` that has a thread and matches ``where``: the ids of the memories just
+        before and just after it in its thread, among the memories matching ``where``, in the order
+        of the conversation: ``(occurred_at, created_at, id)``. ``None`` at either end of a thread.
+        Ids that are unknown, have no thread or do not match ``where`` are absent."""
+
     def list(
         self, where: MemoryFilter, limit: int, after: tuple[datetime, str] | None = None
     ) -> list[Memory]:

@@ -223,6 +223,24 @@ class InMemoryStore:
         scored.sort(key=lambda pair: (-pair[1], pair[0]))
         return scored[:k]
 
+    def thread_neighbours(
+        self, ids: Sequence[str], where: MemoryFilter
+    ) -> dict[str, tuple[str | None, str | None]]:
+        with self._lock:
+            matching = self._matching(where)
+        threads = {m.thread for m in matching if m.id in set(ids) and m.thread is not None}
+        out: dict[str, tuple[str | None, str | None]] = {}
+        for thread in threads:
+            order = sorted(
+                (m for m in matching if m.thread == thread), key=lambda m: (m.occurred_at, m.created_at, m.id)
+            )
+            for i, memory in enumerate(order):
+                if memory.id in ids:
+                    before = order[i - 1].id if i > 0 else None
+                    after = order[i + 1].id if i + 1 < len(order) else None
+                    out[memory.id] = (before, after)
+        return out
+
     def list(
         self, where: MemoryFilter, limit: int, after: tuple[datetime, str] | None = None
     ) -> list[Memory]:

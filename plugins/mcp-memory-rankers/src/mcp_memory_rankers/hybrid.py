@@ -10,8 +10,10 @@ Two fusions, chosen by ``method``:
 - ``rrf``: reciprocal rank fusion, ``vector_weight / (k + vector_rank) + keyword_weight / (k +
   keyword_rank)``; it ignores score values entirely.
 
-A channel that did not return a candidate contributes nothing. The defaults were chosen on the LoCoMo
-dev split (conversations 0-4) only; docs/benchmarks.md has the figures.
+A channel that did not return a candidate contributes nothing. On top of the fusion, the memory's
+conversation and date lift it (:mod:`.conversation`: the previous turn's score and keywords, the
+thread's best scores, dates named in the query); a weight of 0 turns a lift off. The defaults were
+chosen on the LoCoMo dev split (conversations 0-4) only; docs/benchmarks.md has the figures.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from mcp_memory_core import Candidate, ScoredCandidate
 
+from .conversation import ContextWeights, contextual_parts, neighbour_keywords
+
 
 class HybridSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="MCP_MEMORY_HYBRID_", extra="ignore")
@@ -37,6 +41,34 @@ class HybridSettings(BaseSettings):
     semantic_gate: bool = Field(
         default=True, description="Scale keyword evidence by similarity / best similarity (linear)"
     )
+    neighbour_weight: float = Field(
+        default=0.2, ge=0, description="Share of the previous turn's score a memory borrows"
+    )
+    neighbour_keyword_weight: float = Field(
+        default=0.3,
+        ge=0,
+        description="Share of the previous turn's keyword score counted as the memory's own",
+    )
+    thread_weight: float = Field(
+        default=0.3, ge=0, description="Times the mean of the best two scores in the memory's thread"
+    )
+    date_weight: float = Field(
+        default=0.3, ge=0, description="Lift of a memory dated in a time the query names"
+    )
+    date_after_days: float = Field(
+        default=7.0, gt=0, description="Days for the date lift to fade after the span"
+    )
+    date_before_days: float = Field(default=2.0, gt=0, description="Days for the date lift to fade before it")
+
+    @property
+    def context(self) -> ContextWeights:
+        return ContextWeights(
+            neighbour=self.neighbour_weight,
+            thread=self.thread_weight,
+            date=self.date_weight,
+            date_after_days=self.date_after_days,
+            date_before_days=self.date_before_days,
+        )
 
 
 class HybridRanker:
@@ -45,11 +77,12 @@ class HybridRanker:
 
     def rank(self, query: str, candidates: Sequence[Candidate], now: datetime) -> list[ScoredCandidate]:
         s = self.settings
-        best_keyword = max((c.keyword_score for c in candidates if c.keyword_score), default=0.0)
+        keywords = neighbour_keywords(candidates, s.neighbour_keyword_weight)
+        best_keyword = max(keywords.values(), default=0.0)
         best_similarity = max(
             (c.vector_similarity for c in candidates if c.vector_similarity is not None), default=0.0
         )
-        scored = []
+        fused: dict[str, dict[str, float]] = {}
         for c in candidates:
             if s.method == "rrf":
                 vector = s.vector_weight / (s.k + c.vector_rank) if c.vector_rank is not None else 0.0
@@ -57,20 +90,19 @@ class HybridRanker:
             else:
                 vector = s.vector_weight * c.vector_similarity if c.vector_similarity is not None else 0.0
                 scale = best_keyword + s.keyword_damping
-                keyword = (
-                    s.keyword_weight * max(c.keyword_score, 0.0) / scale
-                    if c.keyword_score is not None and scale > 0
-                    else 0.0
-                )
+                evidence = keywords.get(c.memory.id)
+                keyword = s.keyword_weight * evidence / scale if evidence is not None and scale > 0 else 0.0
                 if s.semantic_gate and best_similarity > 0:
                     # A word in common counts as far as the memory is plausible by meaning: "use" in
                     # "which theme should the IDE use?" must not lift "the project uses semver".
                     plausibility = (c.vector_similarity or 0.0) / best_similarity
                     keyword *= min(max(plausibility, 0.0), 1.0)
-            scored.append(
-                ScoredCandidate(
-                    candidate=c, score=vector + keyword, parts={"vector": vector, "keyword": keyword}
-                )
-            )
+            fused[c.memory.id] = {"vector": vector, "keyword": keyword}
+        own = {memory_id: parts["vector"] + parts["keyword"] for memory_id, parts in fused.items()}
+        context = contextual_parts(query, candidates, own, s.context, now)
+        scored = []
+        for c in candidates:
+            parts = {**fused[c.memory.id], **context[c.memory.id]}
+            scored.append(ScoredCandidate(candidate=c, score=sum(parts.values()), parts=parts))
         order = sorted(range(len(scored)), key=lambda i: (-scored[i].score, i))
         return [scored[i] for i in order]

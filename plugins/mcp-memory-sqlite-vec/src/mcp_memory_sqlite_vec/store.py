@@ -1374,6 +1374,26 @@ class SqliteVecStore:
                 return []
         return [(memory_id, -float(score)) for memory_id, score in rows]
 
+    def thread_neighbours(
+        self, ids: Sequence[str], where: MemoryFilter
+    ) -> dict[str, tuple[str | None, str | None]]:
+        """One window query over the rows of the threads ``ids`` are in (index ``memories_thread``)."""
+        if not ids or _matches_nothing(where):
+            return {}
+        clause, params = _where_sql(where)
+        wanted = json.dumps(list(dict.fromkeys(ids)))
+        sql = (
+            "WITH ordered AS (SELECT id, LAG(id) OVER w AS before, LEAD(id) OVER w AS after FROM memories "
+            "WHERE thread IN (SELECT thread FROM memories WHERE thread IS NOT NULL AND id IN "
+            "(SELECT value FROM json_each(?))) "
+            + (f"AND {clause} " if clause else "")
+            + "WINDOW w AS (PARTITION BY thread ORDER BY occurred_at, created_at, id)) "
+            "SELECT id, before, after FROM ordered WHERE id IN (SELECT value FROM json_each(?))"
+        )
+        with self._reading() as conn:
+            rows = conn.execute(sql, (wanted, *params, wanted)).fetchall()
+        return {row[0]: (row[1], row[2]) for row in rows}
+
     def list(
         self, where: MemoryFilter, limit: int, after: tuple[datetime, str] | None = None
     ) -> list[Memory]:

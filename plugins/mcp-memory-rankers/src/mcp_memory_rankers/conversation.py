@@ -1,0 +1,101 @@
+"""Ranking in context: a memory is a turn of a conversation and happened on a day.
+
+Three lifts on top of a ranker's own score ``s`` (each measured on the LoCoMo dev split; see
+docs/benchmarks.md for the figures and commands):
+
+- **neighbour**: a memory borrows ``neighbour_weight · s(previous turn)`` from the turn just before
+  it in its thread (a reply inherits part of its question's score), and the keyword evidence of the
+  previous turn counts, down-weighted, as its own (done by the ranker before fusion);
+- **thread**: every memory gets ``thread_weight ·`` the mean of the two best scores in its thread, so
+  the conversation a question is about rises together (a memory without a thread is a thread of one);
+- **date**: when the query names a time ("in May 2023", "on 3 June", "last week"), memories whose
+  ``occurred_at`` lies in it get ``date_weight``, fading with the days outside it (faster before the
+  span than after it: people talk about an event in the days after it happened). Relative phrases
+  count from the newest ``occurred_at`` among the candidates, never later than now.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from mcp_memory_core import Candidate
+from mcp_memory_core.query_dates import TimeSpan, dates_in
+
+THREAD_TOP = 2  # a thread's prior: the mean of its best two scores
+
+
+@dataclass(frozen=True)
+class ContextWeights:
+    neighbour: float = 0.2
+    thread: float = 0.3
+    date: float = 0.3
+    date_after_days: float = 7.0
+    date_before_days: float = 2.0
+
+
+def neighbour_keywords(candidates: Sequence[Candidate], weight: float) -> dict[str, float]:
+    """Each candidate's keyword score plus ``weight ×`` its previous turn's (absent: no evidence)."""
+    own = {c.memory.id: max(c.keyword_score, 0.0) for c in candidates if c.keyword_score is not None}
+    out = dict(own)
+    if weight > 0:
+        for c in candidates:
+            borrowed = own.get(c.previous_id, 0.0) if c.previous_id is not None else 0.0
+            if borrowed > 0:
+                out[c.memory.id] = own.get(c.memory.id, 0.0) + weight * borrowed
+    return out
+
+
+def contextual_parts(
+    query: str,
+    candidates: Sequence[Candidate],
+    scores: Mapping[str, float],
+    weights: ContextWeights,
+    now: datetime,
+) -> dict[str, dict[str, float]]:
+    """memory id -> {"neighbour", "thread", "date"} lifts to add to ``scores`` (the ranker's own)."""
+    lifted = {
+        c.memory.id: scores[c.memory.id]
+        + (weights.neighbour * scores.get(c.previous_id, 0.0) if c.previous_id is not None else 0.0)
+        for c in candidates
+    }
+    by_thread: dict[str, list[float]] = {}
+    for c in candidates:
+        by_thread.setdefault(_thread_key(c), []).append(lifted[c.memory.id])
+    prior = {
+        thread: sum(sorted(values, reverse=True)[:THREAD_TOP]) / THREAD_TOP
+        for thread, values in by_thread.items()
+    }
+    spans: list[TimeSpan] = []
+    if weights.date > 0 and candidates:
+        anchor = min(max(c.memory.occurred_at for c in candidates), now)
+        spans = dates_in(query, anchor)
+    return {
+        c.memory.id: {
+            "neighbour": lifted[c.memory.id] - scores[c.memory.id],
+            "thread": weights.thread * prior[_thread_key(c)],
+            "date": weights.date * date_closeness(spans, c.memory.occurred_at, weights) if spans else 0.0,
+        }
+        for c in candidates
+    }
+
+
+def date_closeness(spans: Sequence[TimeSpan], when: datetime, weights: ContextWeights) -> float:
+    """1 inside a span, fading exponentially with the days outside it; the best span counts."""
+    best = 0.0
+    for span in spans:
+        if span.start <= when < span.end:
+            return 1.0
+        if when >= span.end:
+            days, scale = (when - span.end).total_seconds() / 86_400, weights.date_after_days
+        else:
+            days, scale = (span.start - when).total_seconds() / 86_400, weights.date_before_days
+        best = max(best, math.exp(-days / scale) if scale > 0 else 0.0)
+    return best
+
+
+def _thread_key(candidate: Candidate) -> str:
+    thread = candidate.memory.thread
+    return f"thread:{thread}" if thread is not None else f"memory:{candidate.memory.id}"

@@ -1,0 +1,108 @@
+"""The hybrid ranker reads a memory in its conversation: the previous turn, its thread, its date."""
+
+import dataclasses
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from mcp_memory_core.query_dates import TimeSpan
+from mcp_memory_rankers import HybridRanker, HybridSettings
+from mcp_memory_rankers.conversation import ContextWeights, date_closeness
+from mcp_memory_testing import make_candidate
+from mcp_memory_testing.ranker_suite import NOW
+
+
+def linked(*candidates):
+    """Chain candidates as consecutive turns of one thread."""
+    out = list(candidates)
+    for i, c in enumerate(out):
+        out[i] = dataclasses.replace(
+            c,
+            previous_id=candidates[i - 1].memory.id if i else None,
+            next_id=candidates[i + 1].memory.id if i + 1 < len(candidates) else None,
+        )
+    return out
+
+
+def test_a_reply_borrows_from_the_question_it_answers():
+    question = make_candidate("Mel: did you go camping in the mountains?", 0.70, thread="s1")
+    reply = make_candidate("Caroline: yes! the kids loved it", 0.30, thread="s1")
+    stranger = make_candidate("Caroline: mountains are pretty", 0.40, thread="s2")
+    question, reply = linked(question, reply)
+    ranked = HybridRanker(HybridSettings(thread_weight=0)).rank(
+        "camping trip", [stranger, reply, question], NOW
+    )
+    by_id = {s.candidate.memory.id: s for s in ranked}
+    assert by_id[reply.memory.id].parts["neighbour"] == pytest.approx(0.2 * 0.7 * 0.70)
+    assert by_id[stranger.memory.id].parts["neighbour"] == 0
+    assert [s.candidate.memory.id for s in ranked].index(reply.memory.id) < [
+        s.candidate.memory.id for s in ranked
+    ].index(stranger.memory.id)
+    alone = HybridRanker(HybridSettings(neighbour_weight=0, thread_weight=0)).rank(
+        "camping trip", [stranger, reply, question], NOW
+    )
+    assert alone[1].candidate.memory.id == stranger.memory.id  # without its question, the reply is last
+
+
+def test_the_previous_turns_keywords_count_for_the_reply():
+    question = make_candidate("did you see the aurora?", 0.5, keyword_score=8.0, thread="s1")
+    reply = make_candidate("yes, green and purple", 0.5, thread="s1")
+    question, reply = linked(question, reply)
+    settings = HybridSettings(neighbour_weight=0, thread_weight=0, date_weight=0)
+    scored = {s.candidate.memory.id: s for s in HybridRanker(settings).rank("aurora", [question, reply], NOW)}
+    assert scored[reply.memory.id].parts["keyword"] == pytest.approx(0.3 * (0.3 * 8.0) / (8.0 + 1.0))
+    off = HybridRanker(settings.model_copy(update={"neighbour_keyword_weight": 0}))
+    assert {s.candidate.memory.id: s for s in off.rank("aurora", [question, reply], NOW)}[
+        reply.memory.id
+    ].parts["keyword"] == 0
+
+
+def test_a_thread_with_several_matches_rises_together():
+    best_alone = make_candidate("a lone good match", 0.60, thread="lone")
+    pair = [
+        make_candidate("half of a good pair", 0.55, thread="pair"),
+        make_candidate("other half", 0.55, thread="pair"),
+    ]
+    loose = make_candidate("no thread at all", 0.60)
+    ranked = HybridRanker(HybridSettings(neighbour_weight=0)).rank("q", [best_alone, loose, *pair], NOW)
+    parts = {s.candidate.memory.id: s.parts["thread"] for s in ranked}
+    assert parts[pair[0].memory.id] == pytest.approx(0.3 * 0.7 * 0.55)  # mean of its two best
+    assert parts[best_alone.memory.id] == pytest.approx(0.3 * 0.7 * 0.60 / 2)  # a thread of one
+    assert parts[loose.memory.id] == parts[best_alone.memory.id]  # no thread: a thread of one
+    assert ranked[0].candidate.memory.thread == "pair"
+
+
+def test_a_date_in_the_query_lifts_memories_of_that_time():
+    may = make_candidate("Mel: we went to the beach", 0.5, occurred_at=datetime(2023, 5, 20, tzinfo=UTC))
+    june = make_candidate("Mel: we went to the beach", 0.5, occurred_at=datetime(2023, 6, 4, tzinfo=UTC))
+    july = make_candidate("Mel: we went to the beach", 0.5, occurred_at=datetime(2023, 7, 30, tzinfo=UTC))
+    ranker = HybridRanker()
+    for query, first in (
+        ("beach in May 2023", may),
+        ("beach on 4 June, 2023", june),
+        ("beach in July", july),
+    ):
+        ranked = ranker.rank(query, [may, june, july], NOW)
+        assert ranked[0].candidate is first, query
+        assert ranked[0].parts["date"] == pytest.approx(0.3)
+    undated = ranker.rank("beach trip", [may, june, july], NOW)
+    assert all(s.parts["date"] == 0 for s in undated)
+
+
+def test_last_week_counts_from_the_newest_memory_not_from_today():
+    newest = datetime(2023, 8, 16, 12, tzinfo=UTC)  # a Wednesday
+    week_before = make_candidate(
+        "John: the fundraiser went well", 0.5, occurred_at=newest - timedelta(days=7)
+    )
+    latest = make_candidate("John: quiet day", 0.5, occurred_at=newest)
+    ranked = HybridRanker().rank("what happened last week?", [latest, week_before], NOW)
+    assert ranked[0].candidate is week_before and ranked[0].parts["date"] == pytest.approx(0.3)
+
+
+def test_date_closeness_fades_faster_before_than_after():
+    span = TimeSpan(datetime(2023, 5, 1, tzinfo=UTC), datetime(2023, 6, 1, tzinfo=UTC))
+    weights = ContextWeights()
+    assert date_closeness([span], datetime(2023, 5, 15, tzinfo=UTC), weights) == 1.0
+    after = date_closeness([span], datetime(2023, 6, 4, tzinfo=UTC), weights)
+    before = date_closeness([span], datetime(2023, 4, 28, tzinfo=UTC), weights)
+    assert 0 < before < after < 1
