@@ -325,6 +325,27 @@ def category_table(results: dict[str, dict[str, Scores]]) -> str:
     return "\n".join(lines)
 
 
+def context_stages() -> list[Setup]:
+    """The hybrid ranker with its conversation lifts turned on one at a time (issue 13's stages)."""
+    from mcp_memory_rankers import HybridRanker, HybridSettings
+
+    off = {"neighbour_weight": 0.0, "neighbour_keyword_weight": 0.0, "thread_weight": 0.0, "date_weight": 0.0}
+    on = HybridSettings()
+    stages = [
+        ("hybrid, each memory alone", {}),
+        ("+ previous turn (score and keywords)", {"neighbour_weight", "neighbour_keyword_weight"}),
+        ("+ thread prior", {"neighbour_weight", "neighbour_keyword_weight", "thread_weight"}),
+    ]
+    return [
+        Setup(
+            name,
+            HybridRanker(HybridSettings(**{**off, **{key: getattr(on, key) for key in keep}})),
+            engine_retriever,
+        )
+        for name, keep in stages
+    ]
+
+
 def engine_factory(base: Settings, pm: PluginManager) -> Callable[[Path], MemoryEngine]:
     """A fresh engine per conversation, in directory ``tmp``, built by the server's own assembly."""
     from mcp_memory_server.assembly import build_engine  # the server's own assembly: the real path
@@ -362,6 +383,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--conversations", type=int, default=None, help="only the first N of each split (smoke runs)"
     )
+    parser.add_argument(
+        "--stages", action="store_true", help="add a row per conversation-context stage of the hybrid ranker"
+    )
     args = parser.parse_args(argv)
 
     if not args.data.exists():
@@ -371,6 +395,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     base = Settings()
     ranker_names = [n for n in args.rankers.split(",") if n] or pm.names("ranker")
     setups = [Setup("fts5 only (bm25)", None, keyword_only_retriever)]
+    if args.stages:
+        setups += context_stages()
     setups += [
         Setup(f"ranker: {name}", pm.ranker(name).factory(base), engine_retriever) for name in ranker_names
     ]

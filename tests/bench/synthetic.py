@@ -25,6 +25,7 @@ CENTRES = 200
 NOISE = 0.045  # per dimension, against unit-norm-ish centres (centre entries ~ N(0, 1/dims))
 QUERY_NOISE = 0.02
 BATCH = 5_000
+THREAD_SIZE = 20  # memories per conversation: a thread, as MCP sessions store them
 WORDS = [
     "alpha",
     "beta",
@@ -91,7 +92,7 @@ def fill(store: SqliteVecStore, vectors: np.ndarray, *, batch: int = BATCH) -> f
                 created_at=T0 + timedelta(seconds=i),
                 updated_at=T0 + timedelta(seconds=i),
                 occurred_at=T0 + timedelta(seconds=i),
-                thread=None,
+                thread=f"conversation {i // THREAD_SIZE}",  # search brings each hit's neighbours
                 superseded_by=None,
                 deleted_at=None,
                 namespace="default",
