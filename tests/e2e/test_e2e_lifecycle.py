@@ -93,7 +93,9 @@ async def test_dedup_and_conflicts(db_path: Path, tmp_path: Path) -> None:
         )
         assert near["status"] == "stored"
         assert near["similar"] and near["similar"][0]["id"] == first["id"]
-        assert 0.9 <= near["similar"][0]["similarity"] <= 1.0
+        assert (
+            0.9 <= near["similar"][0]["similarity"] <= 1.0 and near["similar"][0]["relation"] == "duplicate"
+        )
     policy = server_env(tmp_path / "policy.db", MCP_MEMORY_CONFLICT_POLICY="supersede")
     async with stdio_session(module_command(), policy, tmp_path / "err2.log") as session:
         old = await call(session, "store_memory", content="The user prefers dark mode in every editor")

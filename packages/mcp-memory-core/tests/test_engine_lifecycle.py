@@ -1,13 +1,17 @@
 """Lifecycle rules: TTL by type, pin, hard delete, clear, dedup and conflicts, namespaces, history."""
 
+import math
 from datetime import timedelta
 from pathlib import Path
+from typing import ClassVar
 
+import numpy as np
 import pytest
 
-from mcp_memory_core import InvalidInputError, MemoryEngine, MemoryNotFoundError, MemoryType
+from mcp_memory_core import InvalidInputError, MemoryEngine, MemoryNotFoundError, MemoryType, Settings
 from mcp_memory_core.context import current_context, derive_namespace, derive_project, slug
 from mcp_memory_core.lifecycle import TTLPolicy, parse_duration
+from mcp_memory_core.models import DEDUP_THRESHOLD, DUPLICATE_THRESHOLD
 from mcp_memory_rankers import SimilarityRanker
 from mcp_memory_testing import HashEmbedder, InMemoryStore, TickingClock
 
@@ -127,12 +131,104 @@ def test_near_duplicates_are_listed_not_merged():
 
 
 def test_supersede_policy_updates_the_near_duplicate_and_says_so():
-    engine = make(dedup_threshold=0.8, conflict_policy="supersede")
+    engine = make(dedup_threshold=0.8, duplicate_threshold=0.8, conflict_policy="supersede")
     first = engine.store_memory("deploys happen on tuesday mornings", tags=["ops"]).memory
     outcome = engine.store_memory("deploys happen on tuesday mornings early")
     assert outcome.status == "superseded" and outcome.superseded.id == first.id
     assert engine.get_memory(first.id).head_id == outcome.memory.id
     assert engine.count() == 1
+
+
+class AngleEmbedder:
+    """Exact cosines for dedup tests: ANCHOR is e0; a text in ``COSINES`` is at that cosine to the
+    anchor (c·e0 + √(1-c²)·e_i, one axis each, so two of them are at c1·c2 to each other)."""
+
+    ANCHOR = "the user prefers dark mode in every editor"
+    COSINES: ClassVar[dict[str, float]] = {
+        "restated, 0.93": 0.93,
+        "restated, 0.90": 0.90,
+        "close, 0.80": 0.80,
+        "far, 0.70": 0.70,
+    }
+    model_id, dimensions = "angle-8", 8
+
+    def load(self) -> None:
+        pass
+
+    def _one(self, text: str) -> np.ndarray:
+        vector = np.zeros(self.dimensions, dtype=np.float32)
+        if text == self.ANCHOR:
+            vector[0] = 1.0
+        else:
+            cosine = self.COSINES[text]
+            vector[0], vector[1 + list(self.COSINES).index(text)] = cosine, math.sqrt(1 - cosine**2)
+        return vector
+
+    def embed_documents(self, texts):
+        return np.stack([self._one(t) for t in texts])
+
+    def embed_query(self, text):
+        return self._one(text)
+
+
+def angle_engine(**kwargs) -> MemoryEngine:
+    return MemoryEngine(InMemoryStore(), AngleEmbedder(), SimilarityRanker(), clock=TickingClock(), **kwargs)
+
+
+def test_default_thresholds_are_the_calibrated_ones(monkeypatch):
+    engine = make()
+    assert (engine.dedup_threshold, engine.duplicate_threshold) == (DEDUP_THRESHOLD, DUPLICATE_THRESHOLD)
+    assert (DEDUP_THRESHOLD, DUPLICATE_THRESHOLD) == (0.73, 0.87)  # docs/benchmarks.md, near-duplicates
+    settings = Settings()
+    assert (settings.dedup_threshold, settings.duplicate_threshold) == (0.73, 0.87)
+    monkeypatch.setenv("MCP_MEMORY_DEDUP_THRESHOLD", "0.8")
+    monkeypatch.setenv("MCP_MEMORY_DUPLICATE_THRESHOLD", "0.9")
+    assert (Settings().dedup_threshold, Settings().duplicate_threshold) == (0.8, 0.9)
+
+
+@pytest.mark.parametrize(
+    ("text", "listed"),
+    [
+        ("restated, 0.93", "duplicate"),
+        ("restated, 0.90", "duplicate"),
+        ("close, 0.80", "related"),
+        ("far, 0.70", None),
+    ],
+)
+def test_similar_lists_at_the_dedup_threshold_and_names_the_relation(text, listed):
+    engine = angle_engine()
+    first = engine.store_memory(AngleEmbedder.ANCHOR).memory
+    outcome = engine.store_memory(text)
+    assert outcome.status == "stored" and engine.count() == 2  # a restatement is still stored
+    if listed is None:
+        assert outcome.similar == []
+    else:
+        assert [(s.memory.id, s.relation) for s in outcome.similar] == [(first.id, listed)]
+        assert outcome.similar[0].similarity == pytest.approx(AngleEmbedder.COSINES[text], abs=1e-5)
+
+
+def test_supersede_replaces_only_a_duplicate_never_a_related_memory():
+    engine = angle_engine(conflict_policy="supersede")
+    first = engine.store_memory(AngleEmbedder.ANCHOR).memory
+    close = engine.store_memory("close, 0.80")
+    assert close.status == "stored" and close.superseded is None
+    assert [(s.memory.id, s.relation) for s in close.similar] == [(first.id, "related")]
+    assert engine.get_memory(first.id).status == "current"
+    restated = engine.store_memory("restated, 0.90")  # 0.90 to the anchor, 0.72 to "close"
+    assert restated.status == "superseded" and restated.superseded.id == first.id
+    assert engine.get_memory(first.id).head_id == restated.memory.id
+    assert engine.get_memory(close.memory.id).status == "current"
+    assert engine.count() == 2
+
+
+def test_a_dedup_threshold_above_the_duplicate_one_makes_every_listed_memory_a_duplicate():
+    # as with a dedup threshold set before the duplicate one existed (e.g. the old 0.95)
+    engine = angle_engine(dedup_threshold=0.92, conflict_policy="supersede")
+    first = engine.store_memory(AngleEmbedder.ANCHOR).memory
+    assert engine.store_memory("restated, 0.90").similar == []
+    outcome = engine.store_memory("restated, 0.93")
+    assert outcome.status == "superseded" and outcome.superseded.id == first.id
+    assert [s.relation for s in outcome.similar] == ["duplicate"]
 
 
 # -- namespaces ------------------------------------------------------------------------------------

@@ -36,7 +36,9 @@ from .errors import (
 from .filters import NO_FILTERS, Filters
 from .lifecycle import TTLPolicy
 from .models import (
+    DEDUP_THRESHOLD,
     DEFAULT_NAMESPACE,
+    DUPLICATE_THRESHOLD,
     LOCAL_USER,
     Candidate,
     DeleteOutcome,
@@ -114,8 +116,10 @@ class MemoryEngine:
     """Store, search, update, delete and list memories over any Store, Embedder and Ranker.
 
     ``namespace`` is the default namespace of every call; ``ttl`` the lifetime of each memory type;
-    ``dedup_threshold`` the similarity at which ``store_memory`` reports a near-duplicate, and
-    ``conflict_policy`` (``report`` or ``supersede``) whether it also replaces it; ``context`` is
+    ``dedup_threshold`` the similarity at which ``store_memory`` lists an existing memory as similar,
+    ``duplicate_threshold`` the one at which such a memory's relation is ``duplicate``, and
+    ``conflict_policy`` (``report`` or ``supersede``) whether the closest duplicate is replaced (both
+    thresholds default to values calibrated for all-MiniLM-L6-v2, see ``models``); ``context`` is
     attached to new memories as ``metadata["context"]``. ``track_access`` (default on) makes every
     search add one access to each memory it returns. ``default_scope`` is the scope of calls made
     without one (default: the local user working in ``namespace``); ``require_scope=True`` makes
@@ -133,7 +137,8 @@ class MemoryEngine:
         clock: Callable[[], datetime] = utcnow,
         track_access: bool = True,
         ttl: TTLPolicy | None = None,
-        dedup_threshold: float = 0.95,
+        dedup_threshold: float = DEDUP_THRESHOLD,
+        duplicate_threshold: float = DUPLICATE_THRESHOLD,
         conflict_policy: str = "report",
         context: Mapping[str, Any] | None = None,
         default_scope: Scope | None = None,
@@ -155,6 +160,7 @@ class MemoryEngine:
         self.track_access = track_access
         self.ttl = ttl or TTLPolicy()
         self.dedup_threshold = dedup_threshold
+        self.duplicate_threshold = duplicate_threshold
         self.conflict_policy = conflict_policy
         self.context = dict(context) if context else None
         self.limits = limits
@@ -244,8 +250,9 @@ class MemoryEngine:
         none), unless the same content is already one of the principal's current memories in the
         namespace (status ``duplicate``, nothing written; given ``occurred_at``, only one that
         occurred the same day counts: the same words said on another day are another event).
-        Near duplicates among the principal's memories are listed in ``similar``; with conflict
-        policy ``supersede`` the closest one is updated instead (status ``superseded``)."""
+        Near duplicates among the principal's memories are listed in ``similar`` (the memory is still
+        stored); with conflict policy ``supersede`` the closest one of relation ``duplicate`` is updated
+        instead (status ``superseded``)."""
         scope = self._scope(scope)
         when = validate_occurred_at(occurred_at, self.clock())
         fields: dict[str, Any] = {
@@ -274,12 +281,13 @@ class MemoryEngine:
             if duplicate is not None:
                 log.info("store_memory: duplicate of %s, nothing written", duplicate.id)
                 return StoreOutcome(memory=duplicate, status="duplicate", similar=similar)
-            if similar and self.conflict_policy == "supersede":
-                target = similar[0].memory
+            closest = next((s for s in similar if s.relation == "duplicate"), None)
+            if closest is not None and self.conflict_policy == "supersede":
+                target = closest.memory
                 log.info(
                     "store_memory: conflict policy 'supersede' replaces %s (similarity %.3f)",
                     target.id,
-                    similar[0].similarity,
+                    closest.similarity,
                 )
                 changes = {k: v for k, v in fields.items() if k not in ("content", "namespace", "owner")}
                 outcome = self._new_version(target.id, fields["content"], changes, vectors, owners, scope)
@@ -296,8 +304,9 @@ class MemoryEngine:
     ) -> tuple[Memory | None, list[SimilarMemory]]:
         """The principal's current memory with the same normalized content (if any; with
         ``occurred``, one that occurred the same UTC day), and the principal's current memories at or
-        above the dedup threshold, most similar first. Other users' memories never count: they are
-        not the principal's to update."""
+        above the dedup threshold, most similar first, each ``duplicate`` at or above the duplicate
+        threshold and ``related`` below it. Other users' memories never count: they are not the
+        principal's to update."""
         where = scope.owning(namespace, include_superseded=False)
         pairs = self.store.knn(vector, DUPLICATE_CHECK_K, where)
         found = self.store.get([memory_id for memory_id, _ in pairs])
@@ -313,7 +322,8 @@ class MemoryEngine:
             ):
                 return memory, []
             if similarity >= self.dedup_threshold:
-                similar.append(SimilarMemory(memory=memory, similarity=float(similarity)))
+                relation = "duplicate" if similarity >= self.duplicate_threshold else "related"
+                similar.append(SimilarMemory(memory=memory, similarity=float(similarity), relation=relation))
         return None, similar
 
     def import_memories(

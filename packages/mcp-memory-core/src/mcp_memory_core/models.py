@@ -268,12 +268,25 @@ class SearchHit:
     parts: dict[str, float]
 
 
+# Near-duplicate thresholds of store_memory (cosine of the new memory against an existing one's best
+# passage), calibrated for all-MiniLM-L6-v2 on labelled pairs: benchmarks/calibrate_dedup.py, whose
+# results are in docs/benchmarks.md. Another embedding model needs its own values.
+DEDUP_THRESHOLD = 0.73  # listed in `similar`: best F1 of "restates or updates it" on the dev half
+DUPLICATE_THRESHOLD = 0.87  # relation "duplicate", replaced under supersede: ≥ 0.95 precision on dev
+
+
 @dataclass(frozen=True)
 class SimilarMemory:
-    """A current memory close to one being stored (a possible duplicate or contradiction)."""
+    """A current memory close to one being stored (a possible duplicate or contradiction).
+
+    ``relation`` is ``duplicate`` at or above the engine's duplicate threshold (very close: most
+    likely the new memory restates it or gives it a new value; cosine cannot tell which) and
+    ``related`` below it (close: the same thing or a neighbouring fact).
+    """
 
     memory: Memory
     similarity: float
+    relation: str = "related"
 
 
 @dataclass(frozen=True)
@@ -283,8 +296,8 @@ class StoreOutcome:
     - ``stored``: a new memory; ``similar`` lists near-duplicates the client may want to update instead;
     - ``duplicate``: the same (normalized) content was already current in the namespace: nothing was
       written and ``memory`` is the existing one;
-    - ``superseded``: conflict policy ``supersede`` replaced the near-duplicate ``superseded`` with
-      ``memory`` (a new version of its chain).
+    - ``superseded``: conflict policy ``supersede`` replaced ``superseded``, the closest memory of
+      relation ``duplicate`` in ``similar``, with ``memory`` (a new version of its chain).
     """
 
     memory: Memory

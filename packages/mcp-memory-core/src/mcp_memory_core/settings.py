@@ -11,7 +11,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .context import derive_project
 from .lifecycle import TTLPolicy, parse_duration
-from .models import LOCAL_USER, MemoryType
+from .models import DEDUP_THRESHOLD, DUPLICATE_THRESHOLD, LOCAL_USER, MemoryType
 from .validation import DEFAULT_LIMITS, Limits, validate_namespace
 
 APP_NAME = "mcp-memory"
@@ -69,11 +69,22 @@ class Settings(BaseSettings):
     ttl_semantic: str = Field(default="never", description="Lifetime of semantic memories")
     ttl_procedural: str = Field(default="never", description="Lifetime of procedural memories")
     dedup_threshold: float = Field(
-        default=0.95, ge=0.0, le=1.0, description="Similarity at which store_memory lists a near-duplicate"
+        default=DEDUP_THRESHOLD,
+        ge=0.0,
+        le=1.0,
+        description="Similarity at which store_memory lists an existing memory in similar (calibrated for "
+        "all-MiniLM-L6-v2: docs/benchmarks.md)",
+    )
+    duplicate_threshold: float = Field(
+        default=DUPLICATE_THRESHOLD,
+        ge=0.0,
+        le=1.0,
+        description="Similarity at which a listed memory's relation is duplicate (restated or revised) "
+        "rather than related; conflict policy supersede replaces only a duplicate",
     )
     conflict_policy: Literal["report", "supersede"] = Field(
         default="report",
-        description="report: list near-duplicates; supersede: a near-duplicate is updated (newer wins)",
+        description="report: list near-duplicates; supersede: the closest duplicate is updated (newer wins)",
     )
     auto_context: bool = Field(default=True, description="Attach cwd, project and platform to new memories")
     max_content_bytes: int = Field(

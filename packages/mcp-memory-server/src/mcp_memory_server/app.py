@@ -320,8 +320,10 @@ def build_app(
         memories (default: this session).
         status says what happened: "stored"; "duplicate" (the same content was already stored: its id is
         returned, nothing was written); or "superseded" (server policy replaced a near-duplicate).
-        similar lists close existing memories: if one of them says the same thing in an older form, call
-        update_memory on it instead. If the memory replaces something stored before, use update_memory.
+        similar lists close existing memories, each with a relation: "duplicate" (very close: most likely
+        this memory restates it or gives it a new value) or "related" (the same thing or a neighbouring
+        fact: check). If one says the same thing in an older form, call update_memory on it instead.
+        If the memory replaces something stored before, use update_memory.
         """
 
         default_thread = session_thread(ctx)  # read here, on the request's task

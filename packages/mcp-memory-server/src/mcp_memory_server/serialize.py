@@ -71,7 +71,12 @@ def store_outcome_to_dict(
         "status": outcome.status,
         "memory": memory_to_dict(outcome.memory, ttl, now),
         "similar": [
-            {"id": s.memory.id, "similarity": s.similarity, "content": s.memory.content}
+            {
+                "id": s.memory.id,
+                "similarity": s.similarity,
+                "relation": s.relation,
+                "content": s.memory.content,
+            }
             for s in outcome.similar
         ],
     }
