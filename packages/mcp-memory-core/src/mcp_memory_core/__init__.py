@@ -28,6 +28,7 @@ from .models import (
     PrivacyScope,
     ScoredCandidate,
     SearchHit,
+    SearchResults,
     Visibility,
     utcnow,
 )
@@ -64,6 +65,7 @@ __all__ = [
     "Scope",
     "ScoredCandidate",
     "SearchHit",
+    "SearchResults",
     "Settings",
     "StorageError",
     "Store",

@@ -48,7 +48,9 @@ from .models import (
     MemoryView,
     Page,
     PrivacyScope,
+    ScoredCandidate,
     SearchHit,
+    SearchResults,
     SimilarMemory,
     StoreOutcome,
     UpdateOutcome,
@@ -683,11 +685,25 @@ class MemoryEngine:
         *,
         scope: Scope | None = None,
     ) -> list[SearchHit]:
+        """The hits of :meth:`search` (best first), without its warnings and floor."""
+        return self.search(query, limit, filters, namespace, scope=scope).hits
+
+    def search(
+        self,
+        query: str,
+        limit: int = 10,
+        filters: Filters = NO_FILTERS,
+        namespace: str | None = None,
+        *,
+        scope: Scope | None = None,
+    ) -> SearchResults:
         """Rank live chain heads matching ``filters`` against ``query``, among the memories this
         scope may read in its home namespaces (``namespace="*"``: every readable one).
 
-        Candidates come from the vector channel (every version's passages; the best match per chain
-        wins) and, when the store can, the keyword channel; the ranker orders them.
+        The stages, in order: sources (the vector channel over every version's passages, the best
+        match per chain winning, and the keyword channel when the store has one) → resolve (chain
+        heads, filters, Scope) → thread expansion (each candidate's neighbouring turns) → ranker →
+        record access.
         """
         scope = self._scope(scope)
         if not isinstance(query, str) or not query.strip():
@@ -702,21 +718,26 @@ class MemoryEngine:
         candidates = self._with_neighbours(query, vector, candidates, where, scope)
         now = self.clock()
         ranked = self.ranker.rank(query, candidates, now)[:limit]
+        self._record_access(ranked, now)
+        return SearchResults(
+            hits=[
+                SearchHit(
+                    memory=scored.candidate.memory,
+                    score=scored.score,
+                    matched_id=scored.candidate.matched_id,
+                    similarity=scored.candidate.vector_similarity,
+                    parts=dict(scored.parts),
+                )
+                for scored in ranked
+            ]
+        )
+
+    def _record_access(self, ranked: Sequence[ScoredCandidate], now: datetime) -> None:
         if self.track_access and ranked:
             try:
                 self.store.record_access({s.candidate.memory.id: 1 for s in ranked}, now)
             except StorageError as exc:  # statistics only: the search still answers
                 log.warning("Access statistics not recorded: %s", exc)
-        return [
-            SearchHit(
-                memory=scored.candidate.memory,
-                score=scored.score,
-                matched_id=scored.candidate.matched_id,
-                similarity=scored.candidate.vector_similarity,
-                parts=dict(scored.parts),
-            )
-            for scored in ranked
-        ]
 
     def recall(
         self,

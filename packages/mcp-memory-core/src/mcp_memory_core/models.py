@@ -276,6 +276,21 @@ DUPLICATE_THRESHOLD = 0.87  # relation "duplicate", replaced under supersede: â‰
 
 
 @dataclass(frozen=True)
+class SearchResults:
+    """What a staged search found: the hits, best first, and what the caller should know about how.
+
+    ``warnings`` are one sentence each (a reranker skipped because it failed or ran out of time);
+    ``floor`` is the relevance floor the hits had to clear (``None``: no floor), and ``below_floor``
+    how many ranked candidates it held back.
+    """
+
+    hits: list[SearchHit]
+    warnings: list[str] = field(default_factory=list)
+    floor: float | None = None
+    below_floor: int = 0
+
+
+@dataclass(frozen=True)
 class SimilarMemory:
     """A current memory close to one being stored (a possible duplicate or contradiction).
 
