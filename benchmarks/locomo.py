@@ -250,6 +250,7 @@ class Setup:
     name: str
     ranker: object | None
     retriever: Retriever
+    floor: bool = True  # the engine's relevance floor (as the server assembles it) stays on
 
 
 def run(
@@ -258,6 +259,7 @@ def run(
     setups: Sequence[Setup],
     granularity: str,
     log: Callable[[str], None] = lambda line: print(line, file=sys.stderr),
+    offtopic: Sequence[str] = (),
 ) -> dict[str, dict[str, Scores]]:
     """Returns {setup name: {"all" | category name | "session": Scores}}."""
     results: dict[str, dict[str, Scores]] = {s.name: {} for s in setups}
@@ -273,9 +275,15 @@ def run(
             log(
                 f"{convo.sample_id} {granularity}: {len(memories)} memories in {time.perf_counter() - started:.1f}s"
             )
-            default_ranker = engine.ranker
+            default_ranker, default_floor = engine.ranker, engine.relevance_floor
             for setup in setups:
                 engine.ranker = setup.ranker if setup.ranker is not None else default_ranker  # type: ignore[assignment]
+                engine.relevance_floor = default_floor if setup.floor else None
+                for text in offtopic:  # nothing here answers these: every result is noise
+                    found = len(setup.retriever(engine, text, 5))
+                    noise = results[setup.name].setdefault("offtopic", Scores())
+                    noise.add("any", float(found > 0))
+                    noise.add("count", float(found))
                 depth = SESSION_DEPTH if granularity in TURN_LEVEL else DEPTH
                 for question in convo.questions:
                     ranked = [
@@ -302,13 +310,19 @@ METRICS = ["hit@5", "hit@10", "recall@10", "ndcg@10", "mrr"]
 
 
 def table(results: dict[str, dict[str, Scores]], granularity: str) -> str:
+    offtopic = any("offtopic" in buckets for buckets in results.values())
     header = "| retriever | questions | " + " | ".join(METRICS)
-    header += " | session hit@5 |" if granularity in TURN_LEVEL else " |"
+    header += " | session hit@5" if granularity in TURN_LEVEL else ""
+    header += " | off-topic: share with results (mean results of 5) |" if offtopic else " |"
     lines = [header, "|" + "---|" * (header.count("|") - 1)]
     for name, buckets in results.items():
         overall = buckets["all"]
         row = f"| {name} | {overall.count()} | " + " | ".join(f"{overall.mean(m):.3f}" for m in METRICS)
-        row += f" | {buckets['session'].mean('hit@5'):.3f} |" if granularity in TURN_LEVEL else " |"
+        row += f" | {buckets['session'].mean('hit@5'):.3f}" if granularity in TURN_LEVEL else ""
+        if offtopic:
+            noise = buckets.get("offtopic", Scores())
+            row += f" | {noise.mean('any'):.2f} ({noise.mean('count'):.2f})"
+        row += " |"
         lines.append(row)
     return "\n".join(lines)
 
@@ -332,17 +346,27 @@ def context_stages() -> list[Setup]:
     off = {"neighbour_weight": 0.0, "neighbour_keyword_weight": 0.0, "thread_weight": 0.0, "date_weight": 0.0}
     on = HybridSettings()
     stages = [
-        ("hybrid, each memory alone", {}),
+        ("hybrid, each memory alone, no relevance floor", {}),
         ("+ previous turn (score and keywords)", {"neighbour_weight", "neighbour_keyword_weight"}),
         ("+ thread prior", {"neighbour_weight", "neighbour_keyword_weight", "thread_weight"}),
     ]
-    return [
+    rows = [
         Setup(
             name,
             HybridRanker(HybridSettings(**{**off, **{key: getattr(on, key) for key in keep}})),
             engine_retriever,
+            floor=False,
         )
         for name, keep in stages
+    ]
+    return [
+        *rows,
+        Setup(
+            "+ dates named in the query (hybrid), no relevance floor",
+            HybridRanker(on),
+            engine_retriever,
+            floor=False,
+        ),
     ]
 
 
@@ -384,6 +408,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--conversations", type=int, default=None, help="only the first N of each split (smoke runs)"
     )
     parser.add_argument(
+        "--offtopic",
+        action="store_true",
+        help="also ask benchmarks/data/offtopic_questions.txt (dev: the first 30, test: the last 30)",
+    )
+    parser.add_argument(
         "--stages", action="store_true", help="add a row per conversation-context stage of the hybrid ranker"
     )
     args = parser.parse_args(argv)
@@ -415,7 +444,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for split in splits:
         chosen = [conversations[i] for i in SPLITS[split]][: args.conversations]
         for granularity in granularities:
-            results = run(chosen, make_engine, setups, granularity)
+            offtopic = OFFTOPIC[split] if args.offtopic else ()
+            results = run(chosen, make_engine, setups, granularity, offtopic=offtopic)
             title = f"### {split} split ({', '.join(c.sample_id for c in chosen)}), {granularity}"
             block = [
                 title,
@@ -433,6 +463,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         write_section(args.out, "\n".join(report))
     return 0
 
+
+def _offtopic_questions() -> dict[str, list[str]]:
+    path = Path(__file__).parent / "data" / "offtopic_questions.txt"
+    lines = [
+        line.strip() for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")
+    ]
+    return {"dev": lines[:30], "test": lines[30:60]}
+
+
+OFFTOPIC = _offtopic_questions()
 
 START, END = "<!-- locomo:start -->", "<!-- locomo:end -->"
 

@@ -24,3 +24,26 @@ def test_relative_db_path_is_made_absolute(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("MCP_MEMORY_DB_PATH", "rel/m.db")
     assert Settings().db_path == Path(tmp_path, "rel", "m.db").resolve()
+
+
+def test_the_relevance_floor_is_the_embedders_calibration_with_settings_on_top(monkeypatch):
+    from mcp_memory_core.relevance import ALL_MINILM_L6_V2, RelevanceFloor
+
+    class Calibrated:
+        relevance_floor = ALL_MINILM_L6_V2
+
+    class Uncalibrated:
+        pass
+
+    for var in ("RELEVANCE_FLOOR", "FLOOR_SIMILARITY", "FLOOR_STANDOUT", "FLOOR_KEYWORD_SIMILARITY"):
+        monkeypatch.delenv(f"MCP_MEMORY_{var}", raising=False)
+    assert Settings().floor(Calibrated()) == ALL_MINILM_L6_V2
+    assert Settings().floor(Uncalibrated()) is None  # no scale known: no floor
+    monkeypatch.setenv("MCP_MEMORY_FLOOR_STANDOUT", "0.2")
+    assert Settings().floor(Calibrated()) == RelevanceFloor(0.40, 0.2, 0.30)
+    assert Settings().floor(Uncalibrated()) is None  # one value is not a calibration
+    monkeypatch.setenv("MCP_MEMORY_FLOOR_SIMILARITY", "0.5")
+    monkeypatch.setenv("MCP_MEMORY_FLOOR_KEYWORD_SIMILARITY", "0.4")
+    assert Settings().floor(Uncalibrated()) == RelevanceFloor(0.5, 0.2, 0.4)
+    monkeypatch.setenv("MCP_MEMORY_RELEVANCE_FLOOR", "false")
+    assert Settings().floor(Calibrated()) is None

@@ -59,6 +59,7 @@ from .models import (
 from .passages import split_passages
 from .protocols import Embedder, Ranker, Store, Vector
 from .recall import Recall, approximate_tokens, pack
+from .relevance import RelevanceFloor
 from .scope import Scope
 from .validation import (
     DEFAULT_LIMITS,
@@ -146,6 +147,7 @@ class MemoryEngine:
         default_scope: Scope | None = None,
         require_scope: bool = False,
         limits: Limits = DEFAULT_LIMITS,
+        relevance_floor: RelevanceFloor | None = None,
     ) -> None:
         if conflict_policy not in ("report", "supersede"):
             raise InvalidInputError(
@@ -166,6 +168,7 @@ class MemoryEngine:
         self.conflict_policy = conflict_policy
         self.context = dict(context) if context else None
         self.limits = limits
+        self.relevance_floor = relevance_floor
         self._opened = False
         self._last_sweep: datetime | None = None
 
@@ -717,9 +720,12 @@ class MemoryEngine:
         candidates = self._gather(query, vector, limit, where, scope)
         candidates = self._with_neighbours(query, vector, candidates, where, scope)
         now = self.clock()
-        ranked = self.ranker.rank(query, candidates, now)[:limit]
+        ranked = self.ranker.rank(query, candidates, now)
+        ranked, floor, below = self._above_floor(candidates, ranked, limit)
         self._record_access(ranked, now)
         return SearchResults(
+            floor=floor,
+            below_floor=below,
             hits=[
                 SearchHit(
                     memory=scored.candidate.memory,
@@ -729,8 +735,22 @@ class MemoryEngine:
                     parts=dict(scored.parts),
                 )
                 for scored in ranked
-            ]
+            ],
         )
+
+    def _above_floor(
+        self, candidates: Sequence[Candidate], ranked: Sequence[ScoredCandidate], limit: int
+    ) -> tuple[list[ScoredCandidate], dict[str, float] | None, int]:
+        """The ranked candidates that clear the relevance floor (the best ``limit``), the floor as
+        ``explain`` shows it, and how many of the ranker's best ``limit`` it held back."""
+        if self.relevance_floor is None:
+            return list(ranked[:limit]), None, 0
+        background = self.relevance_floor.background(candidates)
+        by_id = {c.memory.id: c for c in candidates}
+        kept = [s for s in ranked if self.relevance_floor.clears(s.candidate, by_id, background)]
+        top = {s.candidate.memory.id for s in ranked[:limit]}
+        held_back = len(top - {s.candidate.memory.id for s in kept})
+        return kept[:limit], self.relevance_floor.describe(background), held_back
 
     def _record_access(self, ranked: Sequence[ScoredCandidate], now: datetime) -> None:
         if self.track_access and ranked:

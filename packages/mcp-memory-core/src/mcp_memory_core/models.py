@@ -280,13 +280,13 @@ class SearchResults:
     """What a staged search found: the hits, best first, and what the caller should know about how.
 
     ``warnings`` are one sentence each (a reranker skipped because it failed or ran out of time);
-    ``floor`` is the relevance floor the hits had to clear (``None``: no floor), and ``below_floor``
-    how many ranked candidates it held back.
+    ``floor`` describes the relevance floor the hits had to clear (``None``: no floor; see
+    :mod:`.relevance`), and ``below_floor`` how many of the ranker's top ``limit`` it held back.
     """
 
     hits: list[SearchHit]
     warnings: list[str] = field(default_factory=list)
-    floor: float | None = None
+    floor: dict[str, float] | None = None
     below_floor: int = 0
 
 

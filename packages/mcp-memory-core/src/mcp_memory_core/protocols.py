@@ -28,6 +28,10 @@ class Embedder(Protocol):
     ``model_id`` names the exact model (weights, precision, version): stores record it and refuse
     vectors from any other. Constructing an embedder must be cheap; load the model in ``load()`` or on
     first use.
+
+    Optional, outside the protocol: a ``relevance_floor`` attribute (a
+    :class:`~.relevance.RelevanceFloor`) calibrated for this model's cosine scale; search then
+    returns only memories that clear it. Without it, search has no floor unless settings set one.
     """
 
     @property

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Literal
 
@@ -12,6 +13,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from .context import derive_project
 from .lifecycle import TTLPolicy, parse_duration
 from .models import DEDUP_THRESHOLD, DUPLICATE_THRESHOLD, LOCAL_USER, MemoryType
+from .relevance import RelevanceFloor
 from .validation import DEFAULT_LIMITS, Limits, validate_namespace
 
 APP_NAME = "mcp-memory"
@@ -86,6 +88,28 @@ class Settings(BaseSettings):
         default="report",
         description="report: list near-duplicates; supersede: the closest duplicate is updated (newer wins)",
     )
+    relevance_floor: bool = Field(
+        default=True,
+        description="Search returns only memories that clear the relevance floor (false: every ranked memory)",
+    )
+    floor_similarity: float | None = Field(
+        default=None,
+        ge=-1.0,
+        le=1.0,
+        description="Relevance floor: a similarity that always clears it (default: the embedder's calibration)",
+    )
+    floor_standout: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=2.0,
+        description="Relevance floor: how far above the query's background similarity a memory clears it",
+    )
+    floor_keyword_similarity: float | None = Field(
+        default=None,
+        ge=-1.0,
+        le=1.0,
+        description="Relevance floor: the similarity that clears it for a memory sharing a word with the query",
+    )
     auto_context: bool = Field(default=True, description="Attach cwd, project and platform to new memories")
     max_content_bytes: int = Field(
         default=DEFAULT_LIMITS.content_bytes,
@@ -102,6 +126,25 @@ class Settings(BaseSettings):
         ge=1,
         description="Largest list_memories page, in bytes of JSON (a page always holds at least one memory)",
     )
+
+    def floor(self, embedder: object) -> RelevanceFloor | None:
+        """The relevance floor search applies: the embedder's calibration (its ``relevance_floor``)
+        with any value set here replacing its own; None when switched off, or when the embedder
+        declares none and not all three values are set here."""
+        if not self.relevance_floor:
+            return None
+        given = {
+            "min_similarity": self.floor_similarity,
+            "min_standout": self.floor_standout,
+            "min_keyword_similarity": self.floor_keyword_similarity,
+        }
+        chosen = {key: value for key, value in given.items() if value is not None}
+        calibrated = getattr(embedder, "relevance_floor", None)
+        if isinstance(calibrated, RelevanceFloor):
+            return dataclasses.replace(calibrated, **chosen)
+        if len(chosen) == len(given):
+            return RelevanceFloor(**chosen)
+        return None
 
     def limits(self) -> Limits:
         return Limits(

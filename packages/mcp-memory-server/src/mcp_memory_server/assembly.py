@@ -62,4 +62,5 @@ def build_engine(
         conflict_policy=settings.conflict_policy,
         context=current_context() if settings.auto_context else None,
         limits=settings.limits(),
+        relevance_floor=settings.floor(embedder),
     )

@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mcp_memory_core.protocols import text_list
+from mcp_memory_core.relevance import ALL_MINILM_L6_V2, RelevanceFloor
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +100,13 @@ class SentenceTransformerEmbedder:
     @property
     def model_id(self) -> str:
         return f"sentence-transformers:{self.name}:fp32"
+
+    @property
+    def relevance_floor(self) -> RelevanceFloor | None:
+        """all-MiniLM-L6-v2 has the minilm plugin's calibration (the same vectors); other models none."""
+        if self.name != "sentence-transformers/all-MiniLM-L6-v2":
+            return None
+        return ALL_MINILM_L6_V2
 
     @property
     def dimensions(self) -> int:

@@ -1,0 +1,84 @@
+"""The relevance floor: a search returns only memories that plausibly answer the query.
+
+A ranker's score says which memory is best, not whether any is good: an off-topic question ("what is
+the capital of Australia?") against a store of conversations still gets five memories, and a model
+reading them wastes its context on them. The floor asks the vector channel, ranker-independently,
+whether a candidate is about the query at all. A candidate clears it when its cosine similarity
+
+- is at least ``min_similarity`` (clearly about the query), or
+- stands out from the store's background for this query by at least ``min_standout``: the
+  background is the median similarity of the query's ``BACKGROUND_K`` nearest memories (a store
+  with fewer counts the missing ones at ``BACKGROUND_PRIOR``, the typical similarity of unrelated
+  text), so a paraphrase in a store of unrelated facts clears it while the best of six hundred
+  chit-chat turns that are all equally far from the question does not; or
+- is at least ``min_keyword_similarity`` for a memory the keyword channel found (it shares a
+  word with the query: "Biscuit learned to fetch" for "Biscuit the dog");
+
+and a reply whose previous turn clears it clears it too (the question it answers is about the query).
+
+The values belong to the embedding model (each has its own cosine scale), so an embedder declares
+them as its ``relevance_floor`` attribute; without one, search has no floor unless the settings give
+all three values. The minilm plugin's values (all-MiniLM-L6-v2) and how they were chosen are in
+docs/benchmarks.md, "Relevance floor".
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from .models import Candidate
+
+BACKGROUND_K = 32
+BACKGROUND_PRIOR = 0.15
+
+
+@dataclass(frozen=True)
+class RelevanceFloor:
+    min_similarity: float
+    min_standout: float
+    min_keyword_similarity: float
+
+    def background(self, candidates: Sequence[Candidate]) -> float:
+        """The median similarity of the query's nearest memories (by the vector channel's ranks)."""
+        nearest = sorted(
+            (
+                c.vector_similarity
+                for c in candidates
+                if c.vector_rank is not None and c.vector_similarity is not None
+            ),
+            reverse=True,
+        )[:BACKGROUND_K]
+        nearest += [BACKGROUND_PRIOR] * (BACKGROUND_K - len(nearest))
+        return float(statistics.median(nearest))
+
+    def clears(self, candidate: Candidate, by_id: Mapping[str, Candidate], background: float) -> bool:
+        own = [candidate]
+        if candidate.previous_id is not None and candidate.previous_id in by_id:
+            own.append(by_id[candidate.previous_id])
+        return any(self._relevant(c, background) for c in own)
+
+    def _relevant(self, candidate: Candidate, background: float) -> bool:
+        similarity = candidate.vector_similarity
+        if similarity is None:
+            return False
+        return (
+            similarity >= self.min_similarity
+            or similarity - background >= self.min_standout
+            or (bool(candidate.keyword_score) and similarity >= self.min_keyword_similarity)
+        )
+
+    def describe(self, background: float) -> dict[str, float]:
+        """What ``explain`` shows: the two thresholds and this query's background."""
+        return {
+            "min_similarity": self.min_similarity,
+            "min_standout": self.min_standout,
+            "min_keyword_similarity": self.min_keyword_similarity,
+            "background": round(background, 4),
+        }
+
+
+# all-MiniLM-L6-v2's calibration, shared by the plugins that serve that model (minilm on onnxruntime,
+# sentence-transformers): chosen on LoCoMo dev with 30 off-topic questions and 36 paraphrases.
+ALL_MINILM_L6_V2 = RelevanceFloor(min_similarity=0.40, min_standout=0.14, min_keyword_similarity=0.30)

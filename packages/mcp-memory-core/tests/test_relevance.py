@@ -1,0 +1,78 @@
+"""The relevance floor: what clears it, the background it measures against, and the engine's use."""
+
+import dataclasses
+
+import pytest
+
+from mcp_memory_core import MemoryEngine
+from mcp_memory_core.relevance import BACKGROUND_K, BACKGROUND_PRIOR, RelevanceFloor
+from mcp_memory_rankers import HybridRanker
+from mcp_memory_testing import HashEmbedder, InMemoryStore, TickingClock, make_candidate
+
+FLOOR = RelevanceFloor(min_similarity=0.40, min_standout=0.14, min_keyword_similarity=0.30)
+
+
+def crowd(similarities):
+    return [make_candidate(f"m{i}", s, vector_rank=i + 1) for i, s in enumerate(similarities)]
+
+
+def test_background_is_the_median_of_the_nearest_padded_with_the_prior():
+    assert FLOOR.background(crowd([0.5] * 40)) == pytest.approx(0.5)
+    assert FLOOR.background(crowd([0.9, 0.8])) == pytest.approx(BACKGROUND_PRIOR)  # a tiny store
+    assert FLOOR.background(crowd([0.3] * BACKGROUND_K + [0.9] * 10)) == pytest.approx(0.3)  # the nearest 32
+    assert FLOOR.background(crowd([0.6] * 20 + [0.2] * 20)) == pytest.approx(0.6)
+    keyword_only = [make_candidate("k", None, keyword_score=3.0, keyword_rank=1)]
+    assert FLOOR.background(keyword_only) == pytest.approx(BACKGROUND_PRIOR)
+
+
+@pytest.mark.parametrize(
+    ("similarity", "background", "clears"),
+    [
+        (0.45, 0.60, True),  # clearly about the query, however close the rest
+        (0.35, 0.15, True),  # stands out of a store of unrelated facts: a paraphrase
+        (0.30, 0.20, False),  # the best of many equally distant memories: an off-topic question
+        (0.39, 0.26, False),
+        (None, 0.10, False),  # found by keywords only
+    ],
+)
+def test_a_candidate_clears_by_similarity_or_by_standing_out(similarity, background, clears):
+    candidate = make_candidate("x", similarity)
+    assert FLOOR.clears(candidate, {candidate.memory.id: candidate}, background) is clears
+
+
+@pytest.mark.parametrize(("similarity", "clears"), [(0.32, True), (0.28, False), (None, False)])
+def test_a_shared_word_lowers_the_bar(similarity, clears):
+    candidate = make_candidate("Biscuit learned to fetch", similarity, keyword_score=2.5, keyword_rank=1)
+    assert FLOOR.clears(candidate, {candidate.memory.id: candidate}, background=0.25) is clears
+
+
+def test_a_reply_clears_through_the_question_it_answers():
+    question = make_candidate("did you go camping?", 0.55)
+    reply = dataclasses.replace(make_candidate("yes, loved it", 0.10), previous_id=question.memory.id)
+    by_id = {c.memory.id: c for c in (question, reply)}
+    assert FLOOR.clears(reply, by_id, background=0.3)
+    assert not FLOOR.clears(
+        reply, {reply.memory.id: reply}, background=0.3
+    )  # its question is not a candidate
+
+
+def test_the_engine_holds_back_what_does_not_clear_and_says_so():
+    # Hashed bag-of-words vectors are not MiniLM's cosine scale: a floor for them.
+    floor = RelevanceFloor(min_similarity=0.7, min_standout=0.5, min_keyword_similarity=0.7)
+    engine = MemoryEngine(
+        InMemoryStore(), HashEmbedder(), HybridRanker(), clock=TickingClock(), relevance_floor=floor
+    )
+    for i in range(40):
+        engine.store_memory(f"note {i} about lunch orders and printer paper")
+    engine.store_memory("the quarterly planning offsite is in Lisbon")
+    found = engine.search("quarterly planning offsite Lisbon", limit=5)
+    assert [h.memory.content for h in found.hits][:1] == ["the quarterly planning offsite is in Lisbon"]
+    assert found.floor is not None and (found.floor["min_similarity"], found.floor["min_standout"]) == (
+        0.7,
+        0.5,
+    )
+    nothing = engine.search("volcano eruption seismology", limit=5)
+    assert nothing.hits == [] and nothing.below_floor > 0
+    engine.relevance_floor = None
+    unfloored = engine.search("volcano eruption seismology", limit=5)
+    assert len(unfloored.hits) == 5 and unfloored.floor is None and unfloored.below_floor == 0
