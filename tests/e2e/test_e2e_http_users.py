@@ -119,10 +119,13 @@ async def test_three_users_through_every_surface(db_path: Path, tmp_path: Path) 
             assert found == {private["id"], team["id"], public["id"]}
 
         async def visible(session: Any) -> set[str]:
-            hits = await call(session, "search_memories", query="alarm code deploys wifi", namespace="*")
+            found: set[str] = set()
+            for query in ("home alarm code", "core team deploys", "office wifi name"):  # one per memory
+                hits = await call(session, "search_memories", query=query, namespace="*")
+                found |= {r["id"] for r in hits["results"]}
             listed = await call(session, "list_memories", namespace="*")
-            assert {m["id"] for m in listed["memories"]} == {r["id"] for r in hits["results"]}
-            return {r["id"] for r in hits["results"]}
+            assert {m["id"] for m in listed["memories"]} == found
+            return found
 
         async with session_as(url, bob) as b, session_as(url, carol) as c:
             assert await visible(b) == {team["id"], public["id"]}

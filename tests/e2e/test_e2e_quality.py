@@ -107,9 +107,20 @@ CASES: list[tuple[str, str]] = [
 ]
 
 
-async def test_paraphrased_queries_find_their_memory(db_path: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "floor",
+    [
+        "false",  # the ranking alone
+        # As shipped: a paraphrase whose similarity is as low as an off-topic question's (0.12 for
+        # "How wide should each nesting level be?" -> "Indentation ... four spaces") is held back
+        # with the off-topic ones, and a wrong first answer can be too (then the right one leads).
+        "true",
+    ],
+)
+async def test_paraphrased_queries_find_their_memory(db_path: Path, tmp_path: Path, floor: str) -> None:
     assert len(CASES) >= 30
-    async with stdio_session(module_command(), server_env(db_path), tmp_path / "q.err") as session:
+    env = server_env(db_path, MCP_MEMORY_RELEVANCE_FLOOR=floor)
+    async with stdio_session(module_command(), env, tmp_path / "q.err") as session:
         ids: list[str] = []
         for content, _ in CASES:
             ids.append(payload(await session.call_tool("store_memory", {"content": content}))["id"])
@@ -128,3 +139,27 @@ async def test_paraphrased_queries_find_their_memory(db_path: Path, tmp_path: Pa
     for question, wanted, got in misses:
         print(f"  miss: {question!r}\n        wanted {wanted!r}\n        got    {got!r}")
     assert accuracy >= 0.9
+
+
+OFF_TOPIC = [
+    "What is the capital of Australia?",
+    "How many moons does Jupiter have?",
+    "What is the boiling point of water at sea level?",
+    "Who wrote the Critique of Pure Reason?",
+]
+
+
+async def test_off_topic_questions_get_nothing_and_say_so(db_path: Path, tmp_path: Path) -> None:
+    """Through a real client over stdio, as shipped: questions nothing stored answers come back empty
+    with a note (not five unrelated memories), while a question about a stored fact still finds it."""
+    async with stdio_session(module_command(), server_env(db_path), tmp_path / "o.err") as session:
+        for content, _ in CASES:
+            await session.call_tool("store_memory", {"content": content})
+        for question in OFF_TOPIC:
+            found = payload(await session.call_tool("search_memories", {"query": question, "explain": True}))
+            assert found["results"] == [] and found["held_back"] > 0, question
+            assert "relevant enough" in found["note"] and found["floor"]["min_similarity"] > 0, question
+        found = payload(
+            await session.call_tool("search_memories", {"query": "Where is the prod database hosted?"})
+        )
+        assert found["results"][0]["content"].startswith("Production database is PostgreSQL 16")

@@ -22,7 +22,10 @@ async def search(session: Any, query: str, **args: Any) -> list[dict[str, Any]]:
 
 
 async def test_filtered_search_never_comes_back_short(db_path: Path, tmp_path: Path) -> None:
-    async with stdio_session(module_command(), server_env(db_path), tmp_path / "err.log") as session:
+    # What the filter leaves is unrelated to the query, so the relevance floor would (rightly) hold it
+    # back: switched off, this checks that over-fetching fills the limit past filtered-out matches.
+    env = server_env(db_path, MCP_MEMORY_RELEVANCE_FLOOR="false")
+    async with stdio_session(module_command(), env, tmp_path / "err.log") as session:
         for i in range(25):  # closer to the query, but filtered out
             await store(session, f"Deploy checklist item {i}: run the database migration", tags=["deploy"])
         wanted = [
@@ -56,7 +59,7 @@ async def test_hybrid_ranker_finds_the_exact_rare_word(db_path: Path, tmp_path: 
             await store(session, text)
         hits = await search(session, "kx-7731", explain=True)
         assert hits[0]["id"] == target
-        assert set(hits[0]["score_parts"]) == {"vector", "keyword"} and hits[0]["score_parts"]["keyword"] > 0
+        assert hits[0]["score_parts"]["keyword"] > 0 and hits[0]["score_parts"]["vector"] > 0
 
 
 @pytest.mark.skipif(

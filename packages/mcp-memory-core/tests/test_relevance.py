@@ -47,10 +47,14 @@ def test_a_shared_word_lowers_the_bar(similarity, clears):
 
 
 def test_a_reply_clears_through_the_question_it_answers():
-    question = make_candidate("did you go camping?", 0.55)
-    reply = dataclasses.replace(make_candidate("yes, loved it", 0.10), previous_id=question.memory.id)
+    question = make_candidate("Mel: did you go camping?", 0.55)
+    reply = dataclasses.replace(
+        make_candidate("Caroline: yes, loved it", 0.10), previous_id=question.memory.id
+    )
     by_id = {c.memory.id: c for c in (question, reply)}
     assert FLOOR.clears(reply, by_id, background=0.3)
+    same_speaker = dataclasses.replace(make_candidate("Mel: and then?", 0.10), previous_id=question.memory.id)
+    assert not FLOOR.clears(same_speaker, {**by_id, same_speaker.memory.id: same_speaker}, background=0.3)
     assert not FLOOR.clears(
         reply, {reply.memory.id: reply}, background=0.3
     )  # its question is not a candidate

@@ -45,8 +45,8 @@ def test_a_reply_borrows_from_the_question_it_answers():
 
 
 def test_the_previous_turns_keywords_count_for_the_reply():
-    question = make_candidate("did you see the aurora?", 0.5, keyword_score=8.0, thread="s1")
-    reply = make_candidate("yes, green and purple", 0.5, thread="s1")
+    question = make_candidate("Mel: did you see the aurora?", 0.5, keyword_score=8.0, thread="s1")
+    reply = make_candidate("Caroline: yes, green and purple", 0.5, thread="s1")
     question, reply = linked(question, reply)
     settings = HybridSettings(neighbour_weight=0, thread_weight=0, date_weight=0)
     scored = {s.candidate.memory.id: s for s in HybridRanker(settings).rank("aurora", [question, reply], NOW)}
@@ -106,3 +106,25 @@ def test_date_closeness_fades_faster_before_than_after():
     after = date_closeness([span], datetime(2023, 6, 4, tzinfo=UTC), weights)
     before = date_closeness([span], datetime(2023, 4, 28, tzinfo=UTC), weights)
     assert 0 < before < after < 1
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "borrows"),
+    [
+        ("Mel: did you go camping in the mountains?", "Caroline: yes! the kids loved it", True),
+        ("Mel: we went camping in the mountains.", "Mel: the kids loved it", False),  # same speaker
+        ("The project deploys to the mountains cluster", "The user likes tea", False),  # facts, no speakers
+    ],
+)
+def test_only_a_turn_by_someone_else_is_a_reply(first, second, borrows):
+    question, reply = linked(make_candidate(first, 0.7, thread="s"), make_candidate(second, 0.3, thread="s"))
+    scored = {s.candidate.memory.id: s for s in HybridRanker().rank("camping", [question, reply], NOW)}
+    assert (scored[reply.memory.id].parts["neighbour"] > 0) is borrows
+
+
+def test_a_role_in_metadata_is_a_speaker():
+    question = make_candidate("did you go camping?", 0.7, thread="c", metadata={"role": "user"})
+    reply = make_candidate("yes, in June", 0.3, thread="c", metadata={"role": "assistant"})
+    question, reply = linked(question, reply)
+    scored = {s.candidate.memory.id: s for s in HybridRanker().rank("camping", [question, reply], NOW)}
+    assert scored[reply.memory.id].parts["neighbour"] > 0

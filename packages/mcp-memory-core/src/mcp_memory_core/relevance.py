@@ -14,7 +14,8 @@ whether a candidate is about the query at all. A candidate clears it when its co
 - is at least ``min_keyword_similarity`` for a memory the keyword channel found (it shares a
   word with the query: "Biscuit learned to fetch" for "Biscuit the dog");
 
-and a reply whose previous turn clears it clears it too (the question it answers is about the query).
+and a reply (:func:`.turns.is_reply`) whose previous turn clears it clears it too (the question it
+answers is about the query).
 
 The values belong to the embedding model (each has its own cosine scale), so an embedder declares
 them as its ``relevance_floor`` attribute; without one, search has no floor unless the settings give
@@ -29,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .models import Candidate
+from .turns import is_reply
 
 BACKGROUND_K = 32
 BACKGROUND_PRIOR = 0.15
@@ -55,8 +57,9 @@ class RelevanceFloor:
 
     def clears(self, candidate: Candidate, by_id: Mapping[str, Candidate], background: float) -> bool:
         own = [candidate]
-        if candidate.previous_id is not None and candidate.previous_id in by_id:
-            own.append(by_id[candidate.previous_id])
+        previous = by_id.get(candidate.previous_id) if candidate.previous_id is not None else None
+        if previous is not None and is_reply(candidate.memory, previous.memory):
+            own.append(previous)
         return any(self._relevant(c, background) for c in own)
 
     def _relevant(self, candidate: Candidate, background: float) -> bool:

@@ -27,6 +27,7 @@ from pydantic import Field
 from . import __version__
 from .arguments import strict_tool
 from .serialize import (
+    floor_report,
     hit_to_dict,
     memory_to_dict,
     next_page_hint,
@@ -369,6 +370,8 @@ def build_app(
         narrow the search before ranking.
         Each result has its id, content, metadata, score, similarity, age and expires_at; matched_id names
         an older version when that version's wording is what matched (the result is its current version).
+        Only memories relevant enough to the query come back: an empty result with a note means nothing
+        stored answers it (explain=true shows the relevance floor).
         """
 
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
@@ -383,10 +386,10 @@ def build_app(
                 thread=thread,
                 metadata=metadata,
             )
-            hits = engine.search_memories(query, limit, filters, namespace=namespace, scope=scope)
+            found = engine.search(query, limit, filters, namespace=namespace, scope=scope)
             now = engine.clock()
-            results = [hit_to_dict(hit, explain=explain, ttl=engine.ttl, now=now) for hit in hits]
-            return {"results": results, "count": len(results)}
+            results = [hit_to_dict(hit, explain=explain, ttl=engine.ttl, now=now) for hit in found.hits]
+            return {"results": results, "count": len(results), **floor_report(found, explain=explain)}
 
         return await run(do)
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # type hints only: importing this module must not import the core (numpy …)
     from mcp_memory_core.lifecycle import TTLPolicy
-    from mcp_memory_core.models import Memory, MemoryView, Page, SearchHit, StoreOutcome
+    from mcp_memory_core.models import Memory, MemoryView, Page, SearchHit, SearchResults, StoreOutcome
 
 
 def iso(value: datetime | None) -> str | None:
@@ -100,6 +100,23 @@ def hit_to_dict(
     data["matched_id"] = hit.matched_id if hit.matched_id != hit.memory.id else None
     if explain:
         data["score_parts"] = dict(hit.parts)
+    return data
+
+
+def floor_report(found: SearchResults, *, explain: bool = False) -> dict[str, Any]:
+    """What a search result says about the relevance floor: ``held_back`` (how many of the best
+    ranked memories did not clear it) and, when nothing did, a ``note`` saying so; with ``explain``
+    the floor itself (its thresholds and this query's background similarity)."""
+    data: dict[str, Any] = {}
+    if explain and found.floor is not None:
+        data["floor"] = dict(found.floor)
+    if found.below_floor:
+        data["held_back"] = found.below_floor
+        if not found.hits:
+            data["note"] = (
+                f"No stored memory is relevant enough to this query: the {found.below_floor} closest "
+                "were held back below the relevance floor."
+            )
     return data
 
 

@@ -3,9 +3,11 @@
 Three lifts on top of a ranker's own score ``s`` (each measured on the LoCoMo dev split; see
 docs/benchmarks.md for the figures and commands):
 
-- **neighbour**: a memory borrows ``neighbour_weight · s(previous turn)`` from the turn just before
-  it in its thread (a reply inherits part of its question's score), and the keyword evidence of the
-  previous turn counts, down-weighted, as its own (done by the ranker before fusion);
+- **neighbour**: a reply (:func:`mcp_memory_core.turns.is_reply`: the turn just before it in its
+  thread was said by someone else) borrows ``neighbour_weight · s(previous turn)`` — it inherits
+  part of its question's score — and the keyword evidence of the previous turn counts,
+  down-weighted, as its own (done by the ranker before fusion). Unrelated facts one session stored
+  in a row (no speakers, or the same one) borrow nothing from each other;
 - **thread**: every memory gets ``thread_weight ·`` the mean of the two best scores in its thread, so
   the conversation a question is about rises together (a memory without a thread is a thread of one);
 - **date**: when the query names a time ("in May 2023", "on 3 June", "last week"), memories whose
@@ -23,6 +25,7 @@ from datetime import datetime
 
 from mcp_memory_core import Candidate
 from mcp_memory_core.query_dates import TimeSpan, dates_in
+from mcp_memory_core.turns import is_reply
 
 THREAD_TOP = 2  # a thread's prior: the mean of its best two scores
 
@@ -36,15 +39,26 @@ class ContextWeights:
     date_before_days: float = 2.0
 
 
+def questions(candidates: Sequence[Candidate]) -> dict[str, str]:
+    """reply id -> the id of the candidate it answers (its previous turn, said by someone else)."""
+    by_id = {c.memory.id: c for c in candidates}
+    out = {}
+    for c in candidates:
+        previous = by_id.get(c.previous_id) if c.previous_id is not None else None
+        if previous is not None and is_reply(c.memory, previous.memory):
+            out[c.memory.id] = previous.memory.id
+    return out
+
+
 def neighbour_keywords(candidates: Sequence[Candidate], weight: float) -> dict[str, float]:
-    """Each candidate's keyword score plus ``weight ×`` its previous turn's (absent: no evidence)."""
+    """Each candidate's keyword score plus ``weight ×`` its question's (absent: no evidence)."""
     own = {c.memory.id: max(c.keyword_score, 0.0) for c in candidates if c.keyword_score is not None}
     out = dict(own)
     if weight > 0:
-        for c in candidates:
-            borrowed = own.get(c.previous_id, 0.0) if c.previous_id is not None else 0.0
+        for reply, question in questions(candidates).items():
+            borrowed = own.get(question, 0.0)
             if borrowed > 0:
-                out[c.memory.id] = own.get(c.memory.id, 0.0) + weight * borrowed
+                out[reply] = own.get(reply, 0.0) + weight * borrowed
     return out
 
 
@@ -56,9 +70,10 @@ def contextual_parts(
     now: datetime,
 ) -> dict[str, dict[str, float]]:
     """memory id -> {"neighbour", "thread", "date"} lifts to add to ``scores`` (the ranker's own)."""
+    answers = questions(candidates)
     lifted = {
         c.memory.id: scores[c.memory.id]
-        + (weights.neighbour * scores.get(c.previous_id, 0.0) if c.previous_id is not None else 0.0)
+        + (weights.neighbour * scores[answers[c.memory.id]] if c.memory.id in answers else 0.0)
         for c in candidates
     }
     by_thread: dict[str, list[float]] = {}

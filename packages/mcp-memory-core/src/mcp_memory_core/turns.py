@@ -1,0 +1,31 @@
+"""Who said a memory, and whether it answers the memory before it in its thread.
+
+A thread holds a conversation's turns, but also whatever else one MCP session stored: an agent
+saving five unrelated facts in a row puts them in one thread too. Only a turn by another speaker is
+a reply ("Caroline: yes, the kids loved it" after "Mel: did you go camping?"), so search lets a
+memory borrow from its previous turn only then. The speaker is the memory's leading label
+("Caroline: …", see :func:`.passages.leading_label`) or its ``speaker`` / ``role`` metadata (what
+imports of chat exports carry).
+"""
+
+from __future__ import annotations
+
+from .models import Memory
+from .passages import leading_label
+
+
+def speaker_of(memory: Memory) -> str | None:
+    label = leading_label(memory.content)
+    if label is not None:
+        return label.casefold()
+    for key in ("speaker", "role"):
+        value = memory.metadata.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip().casefold()
+    return None
+
+
+def is_reply(memory: Memory, previous: Memory) -> bool:
+    """True when ``memory`` answers ``previous``: both have a speaker, and they differ."""
+    mine, theirs = speaker_of(memory), speaker_of(previous)
+    return mine is not None and theirs is not None and mine != theirs
