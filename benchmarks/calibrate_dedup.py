@@ -28,6 +28,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from report import write_section
+
 HERE = Path(__file__).resolve().parent
 DEFAULT_PAIRS = HERE / "data" / "dedup_pairs.jsonl"
 DEFAULT_LOCOMO = HERE.parents[1] / "shared" / "data" / "locomo10.json"
@@ -328,23 +330,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ]
     print("\n".join(report))
     if args.out:
-        write_section(args.out, "\n".join(report))
+        write_section(args.out, "\n".join(report), "dedup")
     return 0
-
-
-START, END = "<!-- dedup:start -->", "<!-- dedup:end -->"
-
-
-def write_section(path: Path, body: str) -> None:
-    """Replace the dedup section of ``path`` (between its markers), keeping everything else."""
-    section = f"{START}\n{body}\n{END}"
-    text = path.read_text() if path.exists() else ""
-    if START in text and END in text:
-        text = text[: text.index(START)] + section + text[text.index(END) + len(END) :]
-    else:
-        text = (text.rstrip() + "\n\n" if text.strip() else "") + section + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
 
 
 if __name__ == "__main__":

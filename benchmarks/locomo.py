@@ -29,6 +29,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from report import write_section
+
 from mcp_memory_core import Memory, MemoryEngine, MemoryFilter
 
 if TYPE_CHECKING:
@@ -460,7 +462,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("\n".join(block))
             report += block
     if args.out:
-        write_section(args.out, "\n".join(report))
+        write_section(args.out, "\n".join(report), "locomo")
     return 0
 
 
@@ -473,21 +475,6 @@ def _offtopic_questions() -> dict[str, list[str]]:
 
 
 OFFTOPIC = _offtopic_questions()
-
-START, END = "<!-- locomo:start -->", "<!-- locomo:end -->"
-
-
-def write_section(path: Path, body: str) -> None:
-    """Replace the LoCoMo section of ``path`` (between its markers), keeping everything else."""
-    section = f"{START}\n{body}\n{END}"
-    text = path.read_text() if path.exists() else ""
-    if START in text and END in text:
-        text = text[: text.index(START)] + section + text[text.index(END) + len(END) :]
-    else:
-        text = (text.rstrip() + "\n\n" if text.strip() else "") + section + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -69,8 +69,8 @@ def test_evidence_normalization():
 def test_report_section_is_replaced_in_place(tmp_path):
     out = tmp_path / "benchmarks.md"
     out.write_text("# Benchmarks\n\nintro\n\n## Speed\n\nfigures\n")
-    locomo.write_section(out, "first run")
-    locomo.write_section(out, "second run")
+    locomo.write_section(out, "first run", "locomo")
+    locomo.write_section(out, "second run", "locomo")
     text = out.read_text()
     assert text.count("<!-- locomo:start -->") == 1 and "second run" in text and "first run" not in text
     assert text.startswith("# Benchmarks\n\nintro") and "## Speed\n\nfigures" in text

@@ -18,7 +18,7 @@ from synthetic import median_ms
 
 from mcp_memory_core import Memory, MemoryEngine
 from mcp_memory_minilm.embedder import MiniLMEmbedder
-from mcp_memory_rankers import SimilarityRanker
+from mcp_memory_rankers import HybridRanker
 from mcp_memory_sqlite_vec.store import SqliteVecStore
 
 SIZE = 1_000
@@ -27,10 +27,11 @@ SIZE = 1_000
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryEngine]:
     path = Path(tmp_path_factory.mktemp("bench")) / "bench.db"
-    engine = MemoryEngine(SqliteVecStore(path), MiniLMEmbedder(), SimilarityRanker())
+    engine = MemoryEngine(SqliteVecStore(path), MiniLMEmbedder(), HybridRanker())  # the default ranker
     engine.warm()
     texts = sentences(1)
-    engine.import_memories(Memory(content=next(texts)) for _ in range(SIZE))
+    # In threads of 20, as MCP sessions store them: search brings each candidate's neighbours.
+    engine.import_memories(Memory(content=next(texts), thread=f"session {i // 20}") for i in range(SIZE))
     yield engine
     engine.close()
 
