@@ -61,6 +61,7 @@ from .protocols import Embedder, Ranker, Store, Vector
 from .recall import Recall, approximate_tokens, pack
 from .relevance import RelevanceFloor
 from .scope import Scope
+from .turns import speaker_of
 from .validation import (
     DEFAULT_LIMITS,
     MAX_LIST_LIMIT,
@@ -93,6 +94,7 @@ SWEEP_INTERVAL_SECONDS = 60.0
 DUPLICATE_CHECK_K = 5
 PURGE_BATCH = 500
 LIST_CHUNK = 100  # rows list_memories reads at a time while filling a page
+NEIGHBOUR_DEPTH = 10  # search brings the thread neighbours of at least this many leading candidates
 
 
 def _json_bytes(memory: Memory) -> int:
@@ -718,7 +720,7 @@ class MemoryEngine:
         vector = self.embedder.embed_query(query)
         where = self._scoped(filters.where(None, include_superseded=True), scope, namespaces)
         candidates = self._gather(query, vector, limit, where, scope)
-        candidates = self._with_neighbours(query, vector, candidates, where, scope)
+        candidates = self._with_neighbours(vector, candidates, limit, where, scope)
         now = self.clock()
         ranked = self.ranker.rank(query, candidates, now)
         ranked, floor, below = self._above_floor(candidates, ranked, limit)
@@ -861,13 +863,28 @@ class MemoryEngine:
         return candidates
 
     def _with_neighbours(
-        self, query: str, vector: Vector, candidates: list[Candidate], where: MemoryFilter, scope: Scope
+        self,
+        vector: Vector,
+        candidates: list[Candidate],
+        limit: int,
+        where: MemoryFilter,
+        scope: Scope,
     ) -> list[Candidate]:
-        """Thread expansion: the turn just before and just after each candidate in its conversation
-        joins the candidates (with its own vector and keyword scores), and every candidate learns
-        which candidates are its neighbours. A reply ("Yes, it was wonderful") rarely matches a
-        question by itself; the turn it answers often does."""
-        threaded = [c.memory.id for c in candidates if c.memory.thread is not None]
+        """Thread expansion: the turn just before and just after each leading candidate in its
+        conversation joins the candidates (with its own vector and keyword scores), and every
+        candidate learns which candidates are its neighbours. A reply ("Yes, it was wonderful")
+        rarely matches a question by itself; the turn it answers often does.
+
+        Leading: the best ``max(limit, NEIGHBOUR_DEPTH)`` by their better channel rank, in a thread, and
+        said by someone (:func:`.turns.speaker_of`): a memory without a speaker has no replies, so
+        its neighbours cannot lift anything (LoCoMo dev: expanding the best 10 does as well as all)."""
+        depth = max(limit, NEIGHBOUR_DEPTH)
+        leading = sorted(
+            candidates, key=lambda c: min(c.vector_rank or MAX_KNN_K, c.keyword_rank or MAX_KNN_K)
+        )[:depth]
+        threaded = [
+            c.memory.id for c in leading if c.memory.thread is not None and speaker_of(c.memory) is not None
+        ]
         if not threaded:
             return candidates
         live = dataclasses.replace(where, include_superseded=False)
@@ -877,13 +894,10 @@ class MemoryEngine:
             {n for pair in neighbours.values() for n in pair if n is not None and n not in known}
         )
         if new_ids:
+            # Their similarity, not their keyword score: a neighbour sharing the query's words is
+            # almost always a keyword candidate already (the channel returns 4 x limit).
             around = dataclasses.replace(live, ids=frozenset(new_ids))
             similarity = dict(self.store.knn(vector, len(new_ids), around))
-            keyword = (
-                dict(self.store.keyword_search(query, len(new_ids), around))
-                if self.store.capabilities.keyword_search
-                else {}
-            )
             now = self.clock()
             for memory in self.store.get(new_ids).values():
                 if scope.can_read(memory) and memory.is_current and not self.ttl.is_expired(memory, now):
@@ -892,7 +906,6 @@ class MemoryEngine:
                             memory=memory,
                             matched_id=memory.id if memory.id in similarity else None,
                             vector_similarity=similarity.get(memory.id),
-                            keyword_score=keyword.get(memory.id),
                         )
                     )
         # A neighbour's own neighbours were not asked for, but adjacency goes both ways.
@@ -909,12 +922,11 @@ class MemoryEngine:
         out = []
         for c in candidates:
             before, after = previous.get(c.memory.id), following.get(c.memory.id)
+            before, after = (before if before in present else None), (after if after in present else None)
             out.append(
-                dataclasses.replace(
-                    c,
-                    previous_id=before if before in present else None,
-                    next_id=after if after in present else None,
-                )
+                c
+                if before is None and after is None
+                else dataclasses.replace(c, previous_id=before, next_id=after)
             )
         return out
 

@@ -44,18 +44,22 @@ def questions(candidates: Sequence[Candidate]) -> dict[str, str]:
     by_id = {c.memory.id: c for c in candidates}
     out = {}
     for c in candidates:
-        previous = by_id.get(c.previous_id) if c.previous_id is not None else None
-        if previous is not None and is_reply(c.memory, previous.memory):
-            out[c.memory.id] = previous.memory.id
+        if c.previous_id is None or c.previous_id not in by_id:
+            continue
+        if is_reply(c.memory, by_id[c.previous_id].memory):
+            out[c.memory.id] = c.previous_id
     return out
 
 
-def neighbour_keywords(candidates: Sequence[Candidate], weight: float) -> dict[str, float]:
-    """Each candidate's keyword score plus ``weight ×`` its question's (absent: no evidence)."""
+def neighbour_keywords(
+    candidates: Sequence[Candidate], answers: Mapping[str, str], weight: float
+) -> dict[str, float]:
+    """Each candidate's keyword score plus ``weight ×`` the score of the question it answers
+    (``answers``: reply id -> question id, see :func:`questions`); absent: no keyword evidence."""
     own = {c.memory.id: max(c.keyword_score, 0.0) for c in candidates if c.keyword_score is not None}
     out = dict(own)
     if weight > 0:
-        for reply, question in questions(candidates).items():
+        for reply, question in answers.items():
             borrowed = own.get(question, 0.0)
             if borrowed > 0:
                 out[reply] = own.get(reply, 0.0) + weight * borrowed
@@ -65,12 +69,12 @@ def neighbour_keywords(candidates: Sequence[Candidate], weight: float) -> dict[s
 def contextual_parts(
     query: str,
     candidates: Sequence[Candidate],
+    answers: Mapping[str, str],
     scores: Mapping[str, float],
     weights: ContextWeights,
     now: datetime,
 ) -> dict[str, dict[str, float]]:
     """memory id -> {"neighbour", "thread", "date"} lifts to add to ``scores`` (the ranker's own)."""
-    answers = questions(candidates)
     lifted = {
         c.memory.id: scores[c.memory.id]
         + (weights.neighbour * scores[answers[c.memory.id]] if c.memory.id in answers else 0.0)

@@ -27,7 +27,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from mcp_memory_core import Candidate, ScoredCandidate
 
-from .conversation import ContextWeights, contextual_parts, neighbour_keywords
+from .conversation import ContextWeights, contextual_parts, neighbour_keywords, questions
 
 
 class HybridSettings(BaseSettings):
@@ -77,7 +77,8 @@ class HybridRanker:
 
     def rank(self, query: str, candidates: Sequence[Candidate], now: datetime) -> list[ScoredCandidate]:
         s = self.settings
-        keywords = neighbour_keywords(candidates, s.neighbour_keyword_weight)
+        answers = questions(candidates) if s.neighbour_weight or s.neighbour_keyword_weight else {}
+        keywords = neighbour_keywords(candidates, answers, s.neighbour_keyword_weight)
         best_keyword = max(keywords.values(), default=0.0)
         best_similarity = max(
             (c.vector_similarity for c in candidates if c.vector_similarity is not None), default=0.0
@@ -99,7 +100,7 @@ class HybridRanker:
                     keyword *= min(max(plausibility, 0.0), 1.0)
             fused[c.memory.id] = {"vector": vector, "keyword": keyword}
         own = {memory_id: parts["vector"] + parts["keyword"] for memory_id, parts in fused.items()}
-        context = contextual_parts(query, candidates, own, s.context, now)
+        context = contextual_parts(query, candidates, answers, own, s.context, now)
         scored = []
         for c in candidates:
             parts = {**fused[c.memory.id], **context[c.memory.id]}
