@@ -110,9 +110,9 @@ async def test_three_users_through_every_surface(db_path: Path, tmp_path: Path) 
             public = await call(
                 a, "store_memory", content="The office wifi is called atlas-guest", privacy_scope="public"
             )
-            assert private["memory"]["owner"] == "alice"
-            assert private["memory"]["privacy_scope"] == "private"
-            assert public["memory"]["privacy_scope"] == "public"
+            private_full = await call(a, "get_memory", id=private["id"])
+            assert private_full["owner"] == "alice" and private_full["privacy_scope"] == "private"
+            assert (await call(a, "get_memory", id=public["id"]))["privacy_scope"] == "public"
             found = {
                 r["id"] for r in (await call(a, "search_memories", query="alarm deploys wifi"))["results"]
             }
@@ -165,7 +165,7 @@ async def test_three_users_through_every_surface(db_path: Path, tmp_path: Path) 
             # bob's own writes, and a clear that only removes bob's
             mine = await call(b, "store_memory", content="Bob prefers dark mode", namespace="user")
             ns = await call(b, "list_namespaces")
-            project = public["memory"]["namespace"]
+            project = public["namespace"]
             assert {n["name"]: n["memories"] for n in ns["namespaces"]} == {"user": 1, project: 2}
             cleared = await call(b, "clear_memories", namespace="user", confirm="user")
             assert cleared["purged"] == 1

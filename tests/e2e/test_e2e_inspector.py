@@ -124,10 +124,11 @@ def test_every_tool_through_the_mcp_inspector_cli(db_path: Path) -> None:
             tags=["git"],
         )
     )
-    assert note["memory"]["pinned"] is True and note["memory"]["expires_at"] is None
-    assert note["memory"]["importance"] == 0.9 and note["memory"]["tags"] == ["git"]
+    noted = ok(inspector.call("get_memory", id=note["id"]))
+    assert noted["pinned"] is True and noted["expires_at"] is None
+    assert noted["importance"] == 0.9 and noted["tags"] == ["git"]
     unpinned = ok(inspector.call("pin_memory", id=note["id"], pinned=False))
-    assert unpinned["pinned"] is False and unpinned["memory"]["expires_at"] is not None
+    assert unpinned["pinned"] is False and unpinned["expires_at"] is not None
 
     spaces = ok(inspector.call("list_namespaces"))
     assert spaces["default"] == "inspected"

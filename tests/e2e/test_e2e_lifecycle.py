@@ -37,8 +37,10 @@ async def test_ttl_pin_and_expiry(db_path: Path, tmp_path: Path) -> None:
             pinned=True,
         )
         fact = await call(session, "store_memory", content="Scratch note: branches are squashed on merge")
-        assert scratch["memory"]["expires_at"] is not None and pinned["memory"]["expires_at"] is None
-        assert scratch["memory"]["age"] == "just now"
+        scratch_full = await call(session, "get_memory", id=scratch["id"])
+        pinned_full = await call(session, "get_memory", id=pinned["id"])
+        assert scratch_full["expires_at"] is not None and pinned_full["expires_at"] is None
+        assert scratch_full["age"] == "just now"
         assert set(await search_ids(session, "scratch note branch")) == {
             scratch["id"],
             pinned["id"],
@@ -50,7 +52,7 @@ async def test_ttl_pin_and_expiry(db_path: Path, tmp_path: Path) -> None:
         assert {m["id"] for m in listed["memories"]} == {pinned["id"], fact["id"]}
         assert (await call(session, "get_memory", id=scratch["id"]))["status"] == "expired"
         unpinned = await call(session, "pin_memory", id=pinned["id"], pinned=False)
-        assert unpinned["pinned"] is False
+        assert unpinned["pinned"] is False and unpinned["expires_at"] is not None
         await asyncio.sleep(0.1)
         assert set(await search_ids(session, "scratch note branch")) == {fact["id"]}
 
@@ -115,7 +117,7 @@ async def test_history_context_resources_and_prompt(db_path: Path, tmp_path: Pat
         view = await call(session, "get_memory", id=a["id"], history=True)
         assert [v["id"] for v in view["history"]] == [a["id"], b["id"], c["id"]]
         assert [v["current"] for v in view["history"]] == [False, False, True]
-        context = c["memory"]["metadata"]["context"]
+        context = (await call(session, "get_memory", id=c["id"]))["metadata"]["context"]
         assert set(context) == {"cwd", "project", "platform"}
 
         stats = json.loads((await session.read_resource("memory://stats")).contents[0].text)

@@ -55,13 +55,22 @@ async def test_every_tool_over_stdio(launcher: str, db_path: Path, tmp_path: Pat
             session, "store_memory", content="The CI pipeline runs on GitHub Actions with a nightly job"
         )
         await call(session, "store_memory", content="Maria is the tech lead of the payments team")
-        hits = (
-            await call(session, "search_memories", query="how does the user like their coffee?", limit=3)
-        )["results"]
+        found = await call(session, "search_memories", query="how does the user like their coffee?", limit=3)
+        hits = found["results"]
         assert hits[0]["id"] == coffee["id"]
-        metadata = dict(hits[0]["metadata"])
+        assert set(hits[0]) == {"id", "content", "namespace", "occurred_at", "score"}  # compact
+        full = (
+            await call(
+                session,
+                "search_memories",
+                query="how does the user like their coffee?",
+                limit=3,
+                verbose=True,
+            )
+        )["results"]
+        metadata = dict(full[0]["metadata"])
         context = metadata.pop("context")  # seed 001's automatic context, attached by the server
-        assert metadata == {"kind": "pref"} and hits[0]["similarity"] > 0.4
+        assert metadata == {"kind": "pref"} and full[0]["similarity"] > 0.4
         assert set(context) == {"cwd", "project", "platform"}
 
         # update A → B → C; a search in A's wording returns C

@@ -17,3 +17,10 @@ def payload(result: Any) -> dict[str, Any]:
 def error_text(result: Any) -> str:
     assert result.is_error, result.structured_content
     return " ".join(block.text for block in result.content)
+
+
+async def stored_memory(client: Any, args: dict[str, Any]) -> dict[str, Any]:
+    """Store a memory and read it back in full with get_memory (store_memory's receipt has no
+    memory: id, status, namespace and similar only)."""
+    receipt = payload(await client.call_tool("store_memory", args))
+    return payload(await client.call_tool("get_memory", {"id": receipt["id"]}))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from server_helpers import error_text, payload
+from server_helpers import error_text, payload, stored_memory
 
 pytestmark = pytest.mark.anyio
 
@@ -61,33 +61,31 @@ async def test_each_problem_gets_its_own_sentence(client: Any) -> None:
 
 async def test_json_types_clients_send_are_accepted(client: Any) -> None:
     """Integers where a number is expected, enum strings, arrays and objects: as JSON clients send them."""
-    data = payload(
-        await client.call_tool(
-            "store_memory",
-            {
-                "content": "x",
-                "importance": 1,
-                "type": "procedural",
-                "tags": ["a"],
-                "metadata": {"k": [1, {"n": None}]},
-            },
-        )
+    data = await stored_memory(
+        client,
+        {
+            "content": "x",
+            "importance": 1,
+            "type": "procedural",
+            "tags": ["a"],
+            "metadata": {"k": [1, {"n": None}]},
+        },
     )
-    assert data["memory"]["importance"] == 1.0 and data["memory"]["type"] == "procedural"
-    assert data["memory"]["metadata"] == {"k": [1, {"n": None}]}
+    assert data["importance"] == 1.0 and data["type"] == "procedural"
+    assert data["metadata"] == {"k": [1, {"n": None}]}
 
 
 async def test_a_string_argument_is_never_json_decoded(client: Any) -> None:
     """The SDK json-decodes string arguments; "null" is a valid namespace and must stay one."""
     data = payload(await client.call_tool("store_memory", {"content": "x", "namespace": "null"}))
-    assert data["memory"]["namespace"] == "null"
+    assert data["namespace"] == "null"
 
 
 async def test_an_array_sent_as_a_json_string_is_still_read(client: Any) -> None:
     """Claude Desktop sends arrays as JSON text; a field that never takes a string decodes them (the
     SDK's own compatibility rule, kept): nothing else is decoded."""
-    data = payload(await client.call_tool("store_memory", {"content": "x", "tags": '["a", "b"]'}))
-    assert data["memory"]["tags"] == ["a", "b"]
+    data = await stored_memory(client, {"content": "x", "tags": '["a", "b"]'})
+    assert data["tags"] == ["a", "b"]
 
 
 async def test_every_tool_schema_forbids_unknown_arguments(client: Any) -> None:
@@ -105,5 +103,5 @@ async def test_an_optional_argument_is_advertised_as_its_own_type(client: Any) -
     assert "anyOf" not in importance and "default" not in importance
     tags = tools["update_memory"].input_schema["properties"]["tags"]
     assert tags["type"] == "array" and tags["items"] == {"type": "string"}
-    data = payload(await client.call_tool("store_memory", {"content": "x", "importance": None, "tags": None}))
-    assert data["memory"]["importance"] == 0.5
+    data = await stored_memory(client, {"content": "x", "importance": None, "tags": None})
+    assert data["importance"] == 0.5

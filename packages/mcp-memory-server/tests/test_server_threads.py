@@ -7,13 +7,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from server_helpers import error_text, payload
+from server_helpers import error_text, payload, stored_memory
 
 pytestmark = pytest.mark.anyio
 
 
 async def stored(client: Any, content: str, **args: Any) -> dict[str, Any]:
-    return dict(payload(await client.call_tool("store_memory", {"content": content, **args}))["memory"])
+    return await stored_memory(client, {"content": content, **args})
 
 
 async def test_a_clients_memories_share_a_thread(client: Any) -> None:

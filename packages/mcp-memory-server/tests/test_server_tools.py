@@ -7,7 +7,7 @@ import uuid
 from typing import Any
 
 import pytest
-from server_helpers import error_text, payload
+from server_helpers import error_text, payload, stored_memory
 
 pytestmark = pytest.mark.anyio
 
@@ -57,11 +57,11 @@ async def test_instructions_say_when_to_store_update_search_and_delete(client: A
         assert word in text
 
 
-async def test_store_returns_id_status_and_memory(client: Any) -> None:
+async def test_store_returns_a_receipt_and_get_memory_the_memory(client: Any) -> None:
     data = payload(await client.call_tool("store_memory", {"content": "I prefer tabs", "metadata": {"k": 1}}))
-    assert data["status"] == "stored"
+    assert data == {"id": data["id"], "status": "stored", "namespace": "default", "similar": []}
     assert uuid.UUID(data["id"])
-    memory = data["memory"]
+    memory = payload(await client.call_tool("get_memory", {"id": data["id"]}))
     assert memory["id"] == data["id"]
     assert memory["content"] == "I prefer tabs"
     assert memory["metadata"] == {"k": 1}
@@ -76,9 +76,8 @@ async def test_search_finds_the_stored_memory(client: Any) -> None:
     assert data["count"] == len(data["results"]) == 2
     top = data["results"][0]
     assert top["id"] == tea
-    assert top["matched_id"] is None
-    for key in ("content", "metadata", "score", "similarity", "created_at", "updated_at"):
-        assert key in top
+    assert set(top) == {"id", "content", "namespace", "occurred_at", "score"}  # compact: no matched_id
+    assert top["content"] == "The user drinks green tea every morning" and top["namespace"] == "default"
     assert data["results"][0]["score"] >= data["results"][1]["score"]
 
 
@@ -111,13 +110,14 @@ async def test_update_chain_search_on_old_wording_returns_head(client: Any) -> N
 async def test_update_keeps_metadata_unless_given(client: Any) -> None:
     a = await store(client, "color is blue", {"topic": "color"})
     kept = payload(await client.call_tool("update_memory", {"id": a, "content": "color is red"}))
-    assert kept["memory"]["metadata"] == {"topic": "color"}
+    assert kept == {"id": kept["id"], "superseded": a, "status": "updated"}
+    assert payload(await client.call_tool("get_memory", {"id": kept["id"]}))["metadata"] == {"topic": "color"}
     replaced = payload(
         await client.call_tool(
             "update_memory", {"id": kept["id"], "content": "color is green", "metadata": {"x": 2}}
         )
     )
-    assert replaced["memory"]["metadata"] == {"x": 2}
+    assert payload(await client.call_tool("get_memory", {"id": replaced["id"]}))["metadata"] == {"x": 2}
 
 
 async def test_get_current_superseded_and_deleted(client: Any) -> None:
@@ -162,32 +162,34 @@ async def test_list_pages_with_cursor(client: Any) -> None:
     assert seen[0] == ids[-1]  # newest first
 
 
-async def test_list_pages_are_capped_by_bytes_and_say_how_to_go_on(app: Any, client: Any) -> None:
-    """1,000 memories of 20 KB, asked for all at once: each page stays under the byte cap
-    (MCP_MEMORY_MAX_PAGE_BYTES, 256 KB) and says more remain; the pages cover every memory once."""
+async def test_list_pages_fit_the_result_budget_and_say_how_to_go_on(app: Any, client: Any) -> None:
+    """300 memories of 2 KB, asked for all at once: each page's text stays within the result budget
+    (MCP_MEMORY_MAX_RESULT_TOKENS, 8,000 tokens of 4 bytes) and says more remain; the pages cover
+    every memory once, newest first, and none is cut far below the budget."""
     from mcp_memory_core.models import Memory
 
-    cap = 256 * 1024
-    filler = "x" * 20_000  # one passage, one word: cheap to embed with the hash embedder
-    memories = [Memory(content=f"memory {i} {filler}", namespace="default") for i in range(1000)]
+    budget = 8000 * 4
+    filler = "x" * 2000  # one passage, one word: cheap to embed with the hash embedder
+    memories = [Memory(content=f"memory {i} {filler}", namespace="default") for i in range(300)]
     app.memory_service.call_sync(lambda engine: engine.import_memories(memories))
     seen: list[str] = []
     cursor = None
     pages = 0
     while True:
         args: dict[str, Any] = {"limit": 1000, **({"cursor": cursor} if cursor else {})}
-        page = payload(await client.call_tool("list_memories", args))
+        result = await client.call_tool("list_memories", args)
+        page = payload(result)
         pages += 1
-        size = sum(len(json.dumps(m, ensure_ascii=False).encode()) for m in page["memories"])
-        assert 0 < size <= cap and page["total"] == 1000
+        assert len(result.content[0].text.encode()) <= budget and page["total"] == 300
         seen += [m["id"] for m in page["memories"]]
         cursor = page["next_cursor"]
         if cursor is None:
             assert "hint" not in page
             break
-        assert "cursor" in page["hint"] and "262,144 bytes" in page["hint"]
-    assert len(seen) == 1000 and set(seen) == {m.id for m in memories}
-    assert pages >= 1000 * len(filler) // cap  # full pages: none cut far below the cap
+        assert "cursor" in page["hint"] and "8,000-token result budget" in page["hint"]
+        assert len(result.content[0].text.encode()) > budget - 2500  # full: another would not fit
+    assert len(seen) == 300 and set(seen) == {m.id for m in memories}
+    assert pages <= 300 * 2200 // (budget - 2500) + 1
 
 
 async def test_list_defaults(client: Any) -> None:
@@ -277,21 +279,16 @@ async def test_memory_resource_unknown_id_is_an_error(client: Any) -> None:
 
 
 async def test_type_tags_importance_round_trip(client: Any) -> None:
-    data = payload(
-        await client.call_tool(
-            "store_memory",
-            {"content": "run ruff before commits", "type": "procedural", "tags": ["lint"], "importance": 0.9},
-        )
+    data = await stored_memory(
+        client,
+        {"content": "run ruff before commits", "type": "procedural", "tags": ["lint"], "importance": 0.9},
     )
-    assert (data["memory"]["type"], data["memory"]["tags"], data["memory"]["importance"]) == (
-        "procedural",
-        ["lint"],
-        0.9,
-    )
+    assert (data["type"], data["tags"], data["importance"]) == ("procedural", ["lint"], 0.9)
     updated = payload(
         await client.call_tool("update_memory", {"id": data["id"], "content": "run ruff and mypy"})
     )
-    assert updated["memory"]["type"] == "procedural" and updated["memory"]["tags"] == ["lint"]
+    new = payload(await client.call_tool("get_memory", {"id": updated["id"]}))
+    assert new["type"] == "procedural" and new["tags"] == ["lint"]
 
 
 async def test_search_and_list_filters(client: Any) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from server_helpers import error_text, payload
+from server_helpers import error_text, payload, stored_memory
 
 pytestmark = pytest.mark.anyio
 
@@ -42,12 +42,10 @@ async def test_nothing_is_coerced(client: Any, tool: str, args: dict[str, Any], 
 
 
 async def test_json_values_still_pass(client: Any) -> None:
-    stored = payload(
-        await client.call_tool(
-            "store_memory",
-            {"content": "Deploys are on Fridays.", "importance": 1, "tags": ["ops"], "metadata": {"team": 2}},
-        )
+    stored = await stored_memory(
+        client,
+        {"content": "Deploys are on Fridays.", "importance": 1, "tags": ["ops"], "metadata": {"team": 2}},
     )
-    assert stored["memory"]["importance"] == 1.0 and stored["memory"]["tags"] == ["ops"]
+    assert stored["importance"] == 1.0 and stored["tags"] == ["ops"]
     tools = {t.name: t for t in (await client.list_tools()).tools}
     assert all(t.input_schema.get("additionalProperties") is False for t in tools.values())

@@ -602,13 +602,16 @@ class MemoryEngine:
         *,
         scope: Scope | None = None,
         measure: Callable[[Memory], int] | None = None,
+        page_limit: int | None = None,
     ) -> Page:
         """Current memories (chain heads, no tombstones, nothing expired) matching ``filters``, newest
         first, in the scope's home namespaces by default; ``namespace="*"``: every readable one.
 
-        A page also ends before its memories would pass ``limits.page_bytes`` (``capped`` then says
-        so), each memory counted by ``measure`` (default: its JSON bytes; a surface passes the size of
-        its own serialized form). It always holds at least one memory, so paging always moves on."""
+        A page also ends before its memories' sizes would pass ``page_limit`` (``capped`` then says
+        so), each memory counted by ``measure``: by default its JSON bytes against
+        ``limits.page_bytes``; a surface passes the size of its own serialized form and its own limit
+        (the MCP server: its result token budget). It always holds at least one memory, so paging
+        always moves on."""
         scope = self._scope(scope)
         limit = validate_limit(limit, MAX_LIST_LIMIT)
         after = decode_cursor(cursor) if cursor else None
@@ -616,7 +619,8 @@ class MemoryEngine:
         self.open()
         self.sweep()  # lists must not show what has expired: tombstone it first (cheap when none)
         where = self._scoped(filters.where(None, include_superseded=False), scope, namespaces)
-        page, more, capped = self._fill_page(where, limit, after, measure or _json_bytes)
+        cap = self.limits.page_bytes if page_limit is None else page_limit
+        page, more, capped = self._fill_page(where, limit, after, measure or _json_bytes, cap)
         return Page(
             memories=page,
             next_cursor=encode_cursor(page[-1]) if more and page else None,
@@ -630,9 +634,10 @@ class MemoryEngine:
         limit: int,
         after: tuple[datetime, str] | None,
         measure: Callable[[Memory], int],
+        cap: int,
     ) -> tuple[list[Memory], bool, bool]:
-        """Up to ``limit`` memories after ``after`` within the page byte limit (at least one), read in
-        chunks so a page of big memories does not read a thousand; then (more remain, cut by size)."""
+        """Up to ``limit`` memories after ``after`` whose sizes add up to at most ``cap`` (at least one),
+        read in chunks so a page of big memories does not read a thousand; then (more remain, cut by size)."""
         page: list[Memory] = []
         used = 0
         while True:
@@ -642,7 +647,7 @@ class MemoryEngine:
                 if len(page) == limit:
                     return page, True, False
                 size = measure(memory)
-                if page and used + size > self.limits.page_bytes:
+                if page and used + size > cap:
                     return page, True, True
                 page.append(memory)
                 used += size

@@ -34,28 +34,51 @@ def render_line(memory: Memory, now: datetime) -> str:
 
 @dataclass(frozen=True)
 class Recall:
-    """What fits: the memories packed, the text to inject, and the tokens it uses."""
+    """What fits: the memories packed, the text to inject, and its tokens (the count of ``text``
+    itself, never above ``budget``). When nothing fits, ``text`` is empty and ``note`` says why,
+    itself within the budget (empty when even the note does not fit)."""
 
     hits: list[SearchHit]
     text: str
     tokens: int
     budget: int
+    note: str = ""
+
+    @property
+    def prompt(self) -> str:
+        """What memory_injection returns: the memories, or else the note."""
+        return self.text or self.note
 
 
 def pack(hits: Sequence[SearchHit], budget: int, count_tokens: Callable[[str], int], now: datetime) -> Recall:
-    """Greedily take the best-ranked memories whose lines fit the budget (a line that does not fit is
-    skipped, a shorter one after it may still fit). The header counts too."""
+    """The best-ranked memories whose lines fit ``budget`` tokens, under a header.
+
+    Lines are taken greedily, best first, each costing its own count plus a newline's (a line that
+    does not fit is skipped; a shorter one after it may still fit). That sum is an estimate: what
+    must fit is the final text, and a tokenizer may count a joined text differently from its parts.
+    So the joined text is counted as a whole, and the last line taken is dropped until it fits."""
+    newline = count_tokens("\n")
     used = count_tokens(HEADER)
-    if used > budget:
-        return Recall([], "", 0, budget)
-    lines, taken = [HEADER], []
-    for hit in hits:
-        line = render_line(hit.memory, now)
-        cost = count_tokens(line) + 1  # the newline
-        if used + cost <= budget:
-            lines.append(line)
-            taken.append(hit)
-            used += cost
-    if not taken:
-        return Recall([], "", 0, budget)
-    return Recall(taken, "\n".join(lines), used, budget)
+    lines: list[str] = []
+    taken: list[SearchHit] = []
+    if used <= budget:
+        for hit in hits:
+            line = render_line(hit.memory, now)
+            cost = count_tokens(line) + newline
+            if used + cost <= budget:
+                lines.append(line)
+                taken.append(hit)
+                used += cost
+    while taken:
+        text = "\n".join([HEADER, *lines])
+        tokens = count_tokens(text)
+        if tokens <= budget:
+            return Recall(taken, text, tokens, budget)
+        lines.pop()
+        taken.pop()
+    note = (
+        f"No relevant memory fits in {budget} tokens: ask for a larger token_budget."
+        if hits
+        else "No stored memory is relevant to this query."
+    )
+    return Recall([], "", 0, budget, note if count_tokens(note) <= budget else "")

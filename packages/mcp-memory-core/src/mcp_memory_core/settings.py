@@ -124,7 +124,15 @@ class Settings(BaseSettings):
     max_page_bytes: int = Field(
         default=DEFAULT_LIMITS.page_bytes,
         ge=1,
-        description="Largest list_memories page, in bytes of JSON (a page always holds at least one memory)",
+        description="Largest page of the engine's list (mcp-memory list), in bytes of JSON (a page always "
+        "holds at least one memory); MCP tool results are bounded by max_result_tokens instead",
+    )
+    max_result_tokens: int = Field(
+        default=8000,
+        ge=1000,
+        description="Largest MCP tool result, in tokens estimated as UTF-8 bytes / 4 of its JSON text "
+        "(clients accept about 25,000); search and list cut what does not fit and say so, get_memory "
+        "always returns the memory asked for whole",
     )
 
     def floor(self, embedder: object) -> RelevanceFloor | None:

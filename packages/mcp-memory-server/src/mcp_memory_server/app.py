@@ -8,6 +8,7 @@ superseded memory …) becomes a tool error (``isError: true``) carrying the eng
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import logging
@@ -21,18 +22,21 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp.server.mcpserver.tools import Tool
-from mcp.types import ToolAnnotations
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from . import __version__
 from .arguments import strict_tool
+from .budget import budget_bytes, estimate_tokens, fit_entries, json_bytes, listing, shorten, to_json
 from .serialize import (
+    compact_hit,
+    compact_memory,
     floor_report,
     hit_to_dict,
     memory_to_dict,
     next_page_hint,
-    page_to_dict,
-    store_outcome_to_dict,
+    store_receipt,
     view_to_dict,
 )
 from .service import EngineFactory, MemoryService
@@ -50,6 +54,14 @@ if TYPE_CHECKING:
 # These mirror mcp_memory_core.engine.MAX_SEARCH_LIMIT / MAX_LIST_LIMIT (a unit test checks it).
 MAX_SEARCH_LIMIT = 100
 MAX_LIST_LIMIT = 1000
+MAX_TOKEN_BUDGET = 100_000  # memory_injection's token_budget (the engine checks it too)
+# What a list page needs besides its memories, at most: the keys, a cursor, a total and the hint.
+PAGE_ENVELOPE = {
+    "memories": [],
+    "next_cursor": "c" * 160,
+    "total": 10**12,
+    "hint": "h" * 400,
+}
 
 log = logging.getLogger(__name__)
 
@@ -285,13 +297,31 @@ def build_app(
 
     tools: list[Tool] = []
 
+    def budget() -> int:
+        """The result token budget (MCP_MEMORY_MAX_RESULT_TOKENS; see budget.py)."""
+        return service.settings.max_result_tokens
+
     def tool(annotations: ToolAnnotations) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Register a tool whose description is its (dedented) docstring, with strict arguments: an
-        unknown name or a wrong JSON type is a tool error saying what was expected (see arguments.py)."""
+        unknown name or a wrong JSON type is a tool error saying what was expected (see arguments.py).
+
+        Its result travels as structured content and as one line of JSON text (the SDK would indent
+        it: tokens for nothing), the very text the result budget counts."""
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             description = inspect.cleandoc(fn.__doc__ or "")
-            tools.append(strict_tool(fn, description=description, annotations=annotations))
+
+            @functools.wraps(fn)  # the SDK reads fn's signature (arguments, output schema) through it
+            async def send(*args: Any, **kwargs: Any) -> CallToolResult:
+                data = await fn(*args, **kwargs)
+                text = to_json(data)
+                if fn.__name__ != "get_memory" and estimate_tokens(text) > budget():
+                    log.warning(
+                        "%s result of %d tokens is over the budget", fn.__name__, estimate_tokens(text)
+                    )
+                return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+
+            tools.append(strict_tool(send, description=description, annotations=annotations))
             return fn
 
         return register
@@ -319,8 +349,8 @@ def build_app(
 
         occurred_at says when it happened or was said (default now); thread groups one conversation's
         memories (default: this session).
-        status says what happened: "stored"; "duplicate" (the same content was already stored: its id is
-        returned, nothing was written); or "superseded" (server policy replaced a near-duplicate).
+        Returns id, namespace and status: "stored"; "duplicate" (the same content was already stored: its
+        id is returned, nothing was written); or "superseded" (server policy replaced a near-duplicate).
         similar lists close existing memories, each with a relation: "duplicate" (very close: most likely
         this memory restates it or gives it a new value) or "related" (the same thing or a neighbouring
         fact: check). If one says the same thing in an older form, call update_memory on it instead.
@@ -343,7 +373,16 @@ def build_app(
                 thread=thread if thread is not None else default_thread,
                 scope=scope,
             )
-            return store_outcome_to_dict(outcome, engine.ttl, engine.clock())
+            receipt = store_receipt(outcome)
+            build = listing(
+                receipt,
+                "similar",
+                budget=budget(),
+                noun="similar memory",
+                plural="similar memories",
+                how="get_memory returns any of them in full",
+            )
+            return fit_entries(receipt["similar"], build, budget(), name=lambda s: s["id"])
 
         return await run(do)
 
@@ -362,16 +401,24 @@ def build_app(
         metadata: MetadataFilter = None,
         namespace: ReadNamespaceArg = None,
         explain: Annotated[bool, Field(description="Include each result's score_parts.")] = False,
+        verbose: Annotated[
+            bool,
+            Field(
+                description="Every field of each result (metadata, type, created_at, owner …), not the compact form."
+            ),
+        ] = False,
     ) -> dict[str, Any]:
         """Search memories by meaning and keywords; results are the current versions, best match first.
 
         Use it at the start of a task and before asking the user something they may have said before.
         Optional filters (types, tags, created_after/before, occurred_after/before, thread, metadata)
         narrow the search before ranking.
-        Each result has its id, content, metadata, score, similarity, age and expires_at; matched_id names
-        an older version when that version's wording is what matched (the result is its current version).
+        Each result has its id, content, namespace, occurred_at (when it happened), tags (if any) and
+        score; matched_id names an older version when that version's wording is what matched (the
+        result is its current version). get_memory or verbose=true give every field.
         Only memories relevant enough to the query come back: an empty result with a note means nothing
-        stored answers it (explain=true shows the relevance floor).
+        stored answers it (explain=true shows the relevance floor). Results that do not fit the
+        server's result size are named by id in omitted, and hint says so.
         """
 
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
@@ -388,8 +435,22 @@ def build_app(
             )
             found = engine.search(query, limit, filters, namespace=namespace, scope=scope)
             now = engine.clock()
-            results = [hit_to_dict(hit, explain=explain, ttl=engine.ttl, now=now) for hit in found.hits]
-            return {"results": results, "count": len(results), **floor_report(found, explain=explain)}
+            results = [
+                hit_to_dict(hit, explain=explain, ttl=engine.ttl, now=now)
+                if verbose
+                else compact_hit(hit, explain=explain)
+                for hit in found.hits
+            ]
+            build = listing(
+                {"results": [], "count": 0, **floor_report(found, explain=explain)},
+                "results",
+                count="count",
+                budget=budget(),
+                noun="result",
+                plural="results",
+                how="get_memory returns any of them in full; a lower limit gives fewer, whole results",
+            )
+            return fit_entries(results, build, budget(), name=lambda r: r["id"])
 
         return await run(do)
 
@@ -405,12 +466,28 @@ def build_app(
         status is "current", "superseded" (a newer version exists: head_id is its id), "deleted" or
         "expired". A superseded memory is returned as it is, never silently replaced by its newer version.
         With history=true, history lists the chain in order with the current version marked.
+        The memory asked for always comes whole; versions of its history that do not fit the
+        server's result size are named by id in omitted.
         """
-        return await run(
-            lambda engine, scope: view_to_dict(
+
+        def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
+            view = view_to_dict(
                 engine.get_memory(id, history=history, scope=scope), engine.ttl, engine.clock()
             )
-        )
+            if "history" not in view:
+                return view  # whole, whatever its size (bounded by the content and metadata limits)
+            versions = view.pop("history")
+            build = listing(
+                view,
+                "history",
+                budget=budget(),
+                noun="version",
+                plural="versions",
+                how="get_memory returns each of them",
+            )
+            return fit_entries(versions, build, budget(), name=lambda v: v["id"])
+
+        return await run(do)
 
     @tool(WRITE)
     async def update_memory(
@@ -427,7 +504,7 @@ def build_app(
 
         Use this instead of storing a contradicting memory. Only the current version can be updated.
         metadata, type, tags and importance replace the old values; omit them to keep the old ones.
-        Returns the new id, the superseded (old) id and status "updated".
+        Returns the new id, the superseded (old) id and status "updated" (get_memory shows the new version).
         """
 
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
@@ -442,12 +519,7 @@ def build_app(
                 occurred_at=occurred_at,
                 scope=scope,
             )
-            return {
-                "id": outcome.memory.id,
-                "superseded": outcome.superseded.id,
-                "status": "updated",
-                "memory": memory_to_dict(outcome.memory, engine.ttl, engine.clock()),
-            }
+            return {"id": outcome.memory.id, "superseded": outcome.superseded.id, "status": "updated"}
 
         return await run(do)
 
@@ -472,9 +544,20 @@ def build_app(
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
             outcome = engine.delete_memory(id, hard=hard, scope=scope)
             data: dict[str, Any] = {"id": outcome.memory.id, "status": outcome.status, "success": True}
-            if hard:
-                data["purged"] = outcome.purged
-            return data
+            if not hard:
+                return data
+            tokens = budget()
+
+            def build(kept: list[Any], named: list[str], left_out: int) -> dict[str, Any]:
+                result = {**data, "purged": kept}
+                if left_out:
+                    result["hint"] = (
+                        f"{len(outcome.purged):,} versions were purged; the ids of {left_out:,} of them "
+                        f"did not fit in the {tokens:,}-token result budget (MCP_MEMORY_MAX_RESULT_TOKENS)."
+                    )
+                return result
+
+            return fit_entries(list(outcome.purged), build, tokens, shortenable=False)
 
         return await run(do)
 
@@ -484,14 +567,15 @@ def build_app(
         pinned: Annotated[bool, Field(description="true to pin, false to unpin.")] = True,
     ) -> dict[str, Any]:
         """Pin a memory so it never expires (working memories otherwise expire after 48 hours, episodic
-        after 90 days), or unpin it. Returns the memory."""
+        after 90 days), or unpin it. Returns its id, pinned and expires_at (null: never)."""
 
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
             memory = engine.pin_memory(id, pinned, scope=scope)
+            expires = engine.ttl.expires_at(memory)
             return {
                 "id": memory.id,
                 "pinned": memory.pinned,
-                "memory": memory_to_dict(memory, engine.ttl, engine.clock()),
+                "expires_at": expires.isoformat() if expires is not None else None,
             }
 
         return await run(do)
@@ -512,12 +596,19 @@ def build_app(
         thread: ThreadFilter = None,
         metadata: MetadataFilter = None,
         namespace: ReadNamespaceArg = None,
+        verbose: Annotated[
+            bool,
+            Field(
+                description="Every field of each memory (metadata, type, created_at, owner …), not the compact form."
+            ),
+        ] = False,
     ) -> dict[str, Any]:
         """List current memories, newest first, one page at a time, optionally filtered.
 
-        Returns memories, next_cursor (null on the last page) and total (the number of matching memories).
-        A page also ends early when its memories reach the server's page size in bytes; while more
-        remain, hint says so: call list_memories again with cursor = next_cursor and the same filters.
+        Returns memories (each with id, content, namespace, occurred_at and tags if any; verbose=true or
+        get_memory give every field), next_cursor (null on the last page) and total (the number of
+        matching memories). A page also ends early when it reaches the server's result size; while
+        more remain, hint says so: call list_memories again with cursor = next_cursor and the same filters.
         """
 
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
@@ -532,19 +623,41 @@ def build_app(
                 thread=thread,
                 metadata=metadata,
             )
-            from mcp_memory_core.validation import json_size
-
             now = engine.clock()
+            tokens = budget()
+            entries: dict[str, dict[str, Any]] = {}
 
-            def measure(memory: Memory) -> int:  # the page byte limit counts memories as sent here
-                return json_size(memory_to_dict(memory, engine.ttl, now))
+            def measure(memory: Memory) -> int:  # its bytes in the page, the ", " before it included
+                entry = memory_to_dict(memory, engine.ttl, now) if verbose else compact_memory(memory)
+                entries[memory.id] = entry
+                return json_bytes(entry) + 2
 
+            room = budget_bytes(tokens) - json_bytes(PAGE_ENVELOPE)
             page = engine.list_memories(
-                limit, cursor, filters, namespace=namespace, scope=scope, measure=measure
+                limit, cursor, filters, namespace=namespace, scope=scope, measure=measure, page_limit=room
             )
-            data = page_to_dict(page, engine.ttl, now)
+            memories = [entries[m.id] for m in page.memories]
+            data: dict[str, Any] = {
+                "memories": memories,
+                "next_cursor": page.next_cursor,
+                "total": page.total,
+            }
             if page.next_cursor is not None:
-                data["hint"] = next_page_hint(page, engine.limits.page_bytes)
+                data["hint"] = next_page_hint(page, tokens)
+            if len(memories) == 1 and json_bytes(data) > budget_bytes(tokens):
+                # one memory larger than the whole budget: its start, and where to read the rest
+                cut = {
+                    **data,
+                    "memories": [],
+                    "hint": (
+                        "The memory marked content_truncated was shortened to fit the "
+                        f"{tokens:,}-token result budget (MCP_MEMORY_MAX_RESULT_TOKENS): get_memory "
+                        f"returns it whole. {data.get('hint', '')}"
+                    ).strip(),
+                }
+                short = shorten(memories[0], budget_bytes(tokens) - json_bytes(cut))
+                if short is not None:
+                    data = {**cut, "memories": [short]}
             return data
 
         return await run(do)
@@ -556,11 +669,17 @@ def build_app(
 
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
             counts = engine.list_namespaces(scope=scope)
-            return {
-                "default": scope.default_namespace,
-                "home": list(scope.home_namespaces),
-                "namespaces": [{"name": name, "memories": count} for name, count in sorted(counts.items())],
-            }
+            build = listing(
+                {"default": scope.default_namespace, "home": list(scope.home_namespaces)},
+                "namespaces",
+                budget=budget(),
+                noun="namespace",
+                plural="namespaces",
+                how="list_memories and search_memories read any of them by name",
+                by="name",
+            )
+            entries = [{"name": name, "memories": count} for name, count in sorted(counts.items())]
+            return fit_entries(entries, build, budget(), name=lambda n: n["name"], shortenable=False)
 
         return await run(do)
 
@@ -638,19 +757,29 @@ def build_app(
         title="Inject relevant memories",
         description="The memories most relevant to a query, packed into a token budget, ready to prepend.",
     )
-    async def memory_injection(query: str, token_budget: int = 500) -> str:
-        """Relevant memories for ``query`` within ``token_budget`` tokens (counted with the model's tokenizer)."""
+    async def memory_injection(query: str, token_budget: str = "500") -> str:
+        """Relevant memories for ``query`` within ``token_budget`` tokens: the returned text, counted
+        as a whole with the model's tokenizer, is never longer (see recall.pack)."""
+        # Prompt arguments are strings. A bad one is an invalid-params error saying what to send (the
+        # SDK would answer any exception with "Internal server error"); the engine checks the range.
+        try:
+            budget_tokens = int(token_budget)
+        except ValueError:
+            raise MCPError(
+                code=INVALID_PARAMS,
+                message=f"token_budget must be an integer from 1 to {MAX_TOKEN_BUDGET}; got {token_budget!r}.",
+            ) from None
         try:
             recall = await service.call_scoped(
-                lambda engine, scope: engine.recall(query, int(token_budget), scope=scope),
+                lambda engine, scope: engine.recall(query, budget_tokens, scope=scope),
                 current_access_token(),
             )
         except Exception as exc:
             from mcp_memory_core.errors import MemoryServerError
 
-            if isinstance(exc, MemoryServerError | ValueError):
-                raise ValueError(str(exc)) from exc
+            if isinstance(exc, MemoryServerError):
+                raise MCPError(code=INVALID_PARAMS, message=str(exc)) from exc
             raise
-        return recall.text or f"No stored memories fit in {token_budget} tokens for: {query}"
+        return recall.prompt
 
     return mcp

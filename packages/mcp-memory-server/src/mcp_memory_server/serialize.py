@@ -1,17 +1,74 @@
-"""Engine results → JSON-able dicts: what the MCP tools and ``mcp-memory --json`` return."""
+"""Engine results → JSON-able dicts: what the MCP tools and ``mcp-memory --json`` return.
+
+Two shapes of a memory. The full one (:func:`memory_to_dict`: every field, with ``age`` and
+``expires_at``) is what ``get_memory``, the ``memory://`` resource, ``verbose=true`` and the CLI
+return. The compact one (:func:`compact_memory`) is what search and list return by default: a model
+reading results needs what a memory says, its id, its namespace and when it happened; the rest
+(metadata, owner, access statistics, thread …) made a 20-token memory a ~390-token hit (~110 now)
+and are one ``get_memory`` away. Sizes measured: README "Results an LLM can afford" and
+docs/benchmarks.md "Result size" (benchmarks/result_size.py)."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # type hints only: importing this module must not import the core (numpy …)
     from mcp_memory_core.lifecycle import TTLPolicy
-    from mcp_memory_core.models import Memory, MemoryView, Page, SearchHit, SearchResults, StoreOutcome
+    from mcp_memory_core.models import (
+        Memory,
+        MemoryView,
+        Page,
+        SearchHit,
+        SearchResults,
+        SimilarMemory,
+        StoreOutcome,
+    )
+
+
+SCORE_DIGITS = 3  # compact results round scores: 0.822 says what 0.8216966500434275 does
 
 
 def iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
+
+
+def short_time(value: datetime) -> str:
+    """ISO 8601 in UTC to the second: ``2023-05-08T13:56:00Z`` (20 characters, not 32)."""
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def compact_memory(memory: Memory) -> dict[str, Any]:
+    """A memory as search and list return it by default: ``id``, ``content``, ``namespace``,
+    ``occurred_at`` (when it happened, to the second) and ``tags`` when it has any (the client's own
+    labels; an empty list is left out)."""
+    data: dict[str, Any] = {
+        "id": memory.id,
+        "content": memory.content,
+        "namespace": memory.namespace,
+        "occurred_at": short_time(memory.occurred_at),
+    }
+    if memory.tags:
+        data["tags"] = list(memory.tags)
+    return data
+
+
+def _matched_id(hit: SearchHit) -> str | None:
+    return hit.matched_id if hit.matched_id != hit.memory.id else None
+
+
+def compact_hit(hit: SearchHit, *, explain: bool = False) -> dict[str, Any]:
+    """One search result by default: the compact memory and its ``score`` (3 decimals), then
+    ``matched_id`` only when an older version's wording matched, and with ``explain`` the ranker's
+    ``score_parts`` (name → float, 3 decimals)."""
+    data = compact_memory(hit.memory)
+    data["score"] = round(hit.score, SCORE_DIGITS)
+    matched = _matched_id(hit)
+    if matched is not None:
+        data["matched_id"] = matched
+    if explain:
+        data["score_parts"] = {name: round(value, SCORE_DIGITS) for name, value in hit.parts.items()}
+    return data
 
 
 def memory_to_dict(
@@ -62,23 +119,26 @@ def view_to_dict(
     return data
 
 
-def store_outcome_to_dict(
-    outcome: StoreOutcome, ttl: TTLPolicy | None = None, now: datetime | None = None
-) -> dict[str, Any]:
-    """What store_memory did, said out loud: stored / duplicate / superseded, and near-duplicates."""
+def similar_to_dict(similar: SimilarMemory) -> dict[str, Any]:
+    """A near-duplicate in store_memory's ``similar``: what the client needs to decide whether to
+    call update_memory on it instead."""
+    return {
+        "id": similar.memory.id,
+        "similarity": round(similar.similarity, SCORE_DIGITS),
+        "relation": similar.relation,
+        "content": similar.memory.content,
+    }
+
+
+def store_receipt(outcome: StoreOutcome) -> dict[str, Any]:
+    """What store_memory did, said out loud: ``id``, ``status`` (stored / duplicate / superseded),
+    ``namespace``, near-duplicates in ``similar`` and ``superseded`` (the replaced id). The memory is
+    not echoed back: the client just sent it (get_memory shows every field)."""
     data: dict[str, Any] = {
         "id": outcome.memory.id,
         "status": outcome.status,
-        "memory": memory_to_dict(outcome.memory, ttl, now),
-        "similar": [
-            {
-                "id": s.memory.id,
-                "similarity": s.similarity,
-                "relation": s.relation,
-                "content": s.memory.content,
-            }
-            for s in outcome.similar
-        ],
+        "namespace": outcome.memory.namespace,
+        "similar": [similar_to_dict(s) for s in outcome.similar],
     }
     if outcome.superseded is not None:
         data["superseded"] = outcome.superseded.id
@@ -88,7 +148,8 @@ def store_outcome_to_dict(
 def hit_to_dict(
     hit: SearchHit, *, explain: bool = False, ttl: TTLPolicy | None = None, now: datetime | None = None
 ) -> dict[str, Any]:
-    """One search result: the current version (chain head) and how it matched.
+    """One search result in full (``verbose=true``, the CLI): the current version (chain head) and
+    how it matched.
 
     ``matched_id`` names the older version whose wording matched, or is ``None`` when the result
     matched with its own wording (or by keywords only). ``explain`` adds ``score_parts``: the ranker's
@@ -97,7 +158,7 @@ def hit_to_dict(
     data = memory_to_dict(hit.memory, ttl, now)
     data["score"] = hit.score
     data["similarity"] = hit.similarity
-    data["matched_id"] = hit.matched_id if hit.matched_id != hit.memory.id else None
+    data["matched_id"] = _matched_id(hit)
     if explain:
         data["score_parts"] = dict(hit.parts)
     return data
@@ -128,12 +189,12 @@ def page_to_dict(page: Page, ttl: TTLPolicy | None = None, now: datetime | None 
     }
 
 
-def next_page_hint(page: Page, page_bytes: int) -> str:
+def next_page_hint(page: Page, budget: int) -> str:
     """What a ``list_memories`` page with a ``next_cursor`` says about the rest."""
     hint = "More memories remain: call list_memories again with cursor = next_cursor (and the same filters)."
     if page.capped:
         hint = (
-            f"This page holds {len(page.memories)} memories: the most that fit in {page_bytes:,} bytes "
-            f"(MCP_MEMORY_MAX_PAGE_BYTES). {hint}"
+            f"This page holds {len(page.memories)} memories: the most that fit in the {budget:,}-token "
+            f"result budget (MCP_MEMORY_MAX_RESULT_TOKENS). {hint}"
         )
     return hint
