@@ -389,7 +389,10 @@ def build_app(
             found = engine.search(query, limit, filters, namespace=namespace, scope=scope)
             now = engine.clock()
             results = [hit_to_dict(hit, explain=explain, ttl=engine.ttl, now=now) for hit in found.hits]
-            return {"results": results, "count": len(results), **floor_report(found, explain=explain)}
+            data = {"results": results, "count": len(results), **floor_report(found, explain=explain)}
+            if found.warnings:  # a reranker was skipped: the results are the ranker's order there
+                data["warnings"] = list(found.warnings)
+            return data
 
         return await run(do)
 
