@@ -326,4 +326,11 @@ def test_a_reranker_named_twice_or_a_bad_time_limit_is_refused(store):
 
 
 def test_stats_name_the_rerankers(store):
-    assert engine_on(store, ReversingReranker("a"), ReversingReranker("b")).stats()["rerankers"] == ["a", "b"]
+    engine = MemoryEngine(
+        store,
+        HashEmbedder(),
+        SimilarityRanker(),
+        rerankers=(ReversingReranker(name) for name in ("a", "b")),  # any iterable, read once
+    )
+    assert [r.name for r in engine.rerankers] == ["a", "b"]
+    assert engine.stats()["rerankers"] == ["a", "b"]

@@ -155,7 +155,7 @@ class MemoryEngine:
         require_scope: bool = False,
         limits: Limits = DEFAULT_LIMITS,
         relevance_floor: RelevanceFloor | None = None,
-        rerankers: Sequence[Reranker] = (),
+        rerankers: Iterable[Reranker] = (),
         reranker_timeout: float = 2.0,
     ) -> None:
         if conflict_policy not in ("report", "supersede"):
@@ -184,10 +184,14 @@ class MemoryEngine:
         self.context = dict(context) if context else None
         self.limits = limits
         self.relevance_floor = relevance_floor
-        self.rerankers = tuple(rerankers)
         self._rerank_stages = stages
         self._opened = False
         self._last_sweep: datetime | None = None
+
+    @property
+    def rerankers(self) -> tuple[Reranker, ...]:
+        """The rerankers every search runs, in order (fixed when the engine is built)."""
+        return tuple(stage.reranker for stage in self._rerank_stages)
 
     # -- lifecycle -------------------------------------------------------------------------------
     def open(self) -> None:
