@@ -261,11 +261,11 @@ def test_warm_loads_heavy_rerankers_and_leaves_light_ones_to_their_first_search(
 def test_a_heavy_reranker_not_warmed_loads_on_first_search_outside_the_time_limit(store, ranked_ids):
     class SlowToLoad(ReversingReranker):
         def load(self) -> None:
-            time.sleep(0.4)
+            time.sleep(1.0)
             super().load()
 
     heavy = SlowToLoad("heavy", depth=6, heavy=True)
-    found = engine_on(store, heavy, reranker_timeout=0.1).search("apples", limit=6)
+    found = engine_on(store, heavy, reranker_timeout=0.5).search("apples", limit=6)
     assert found.warnings == [] and ids(found) == ranked_ids[::-1]
 
 

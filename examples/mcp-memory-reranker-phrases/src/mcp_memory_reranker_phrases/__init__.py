@@ -268,7 +268,7 @@ class PhraseReranker:
     name = NAME
     heavy = False  # pure Python: nothing to load
 
-    def __init__(self, depth: int = 20, weight: float = 0.5) -> None:
+    def __init__(self, depth: int = 10, weight: float = 0.5) -> None:
         if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
             raise ValueError(f"depth must be a whole number of at least 1; got {depth!r}")
         if not 0.0 <= weight <= 1.0:
@@ -306,7 +306,7 @@ class PhrasesSettings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="MCP_MEMORY_PHRASES_", extra="ignore")
 
-    depth: int = Field(default=20, ge=1, le=1000, description="How many of the ranker's best it looks at")
+    depth: int = Field(default=10, ge=1, le=1000, description="How many of the ranker's best it looks at")
     weight: float = Field(default=0.5, ge=0.0, le=1.0, description="How far exact cues may move a memory")
 
 

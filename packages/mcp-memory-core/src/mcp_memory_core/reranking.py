@@ -128,6 +128,8 @@ class RerankStage:
 
     def _call(self, query: str, window: list[ScoredCandidate], now: datetime) -> object:
         """The reranker's answer, from a worker thread, within the time limit."""
+        if self._load_error is not None:
+            raise _Skipped(f"it failed to load: {self._load_error}")
         with self._late_lock:
             self._late = {worker for worker in self._late if worker.is_alive()}
             if self._late:
