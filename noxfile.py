@@ -16,8 +16,8 @@ nox.options.sessions = ["lint", "typecheck", "tests", "conformance", "sentence_t
 nox.options.error_on_missing_interpreters = True
 
 CORE = ["-e", "packages/mcp-memory-core", "-e", "packages/mcp-memory-testing"]
-# Each plugin (and, later, each example) proven alone: a fresh venv with only core, the testing package
-# and that plugin. Rankers need nothing else; stores and embedders are checked the same way.
+# Each plugin and each example proven alone: a fresh venv with only core, the testing package and that
+# plugin. Rankers and rerankers need nothing else; stores and embedders are checked the same way.
 CONFORMANCE_TARGETS = sorted(
     str(path.relative_to(ROOT))
     for pattern in ("plugins/*/pyproject.toml", "examples/*/pyproject.toml")
@@ -33,6 +33,7 @@ TYPED_SOURCES = [
     "plugins/mcp-memory-minilm/src",
     "plugins/mcp-memory-rankers/src",
     "examples/mcp-memory-ranker-mmr/src",
+    "examples/mcp-memory-reranker-phrases/src",
 ]
 
 

@@ -11,6 +11,7 @@ from mcp_memory_core import (
     PluginError,
     PluginManager,
     RankerSpec,
+    RerankerSpec,
     UnknownBackendError,
     hookimpl,
 )
@@ -130,6 +131,47 @@ def test_spec_names_are_validated(bad):
 def test_every_hookspec_has_a_runnable_example():
     from mcp_memory_core import hookspecs
 
-    for name in ("mcp_memory_embedders", "mcp_memory_stores", "mcp_memory_rankers"):
+    names = [name for name in dir(hookspecs) if name.startswith("mcp_memory_")]
+    assert names == [
+        "mcp_memory_embedders",
+        "mcp_memory_rankers",
+        "mcp_memory_rerankers",
+        "mcp_memory_stores",
+    ]
+    for name in names:
         doc = getattr(hookspecs, name).__doc__
         assert "Example::" in doc and "@hookimpl" in doc, name
+
+
+RERANKER = """
+from mcp_memory_core import RerankerSpec, hookimpl
+
+@hookimpl
+def mcp_memory_rerankers():
+    yield RerankerSpec(name="tp-phrases", factory=lambda settings: object(), description="test reranker")
+"""
+
+
+def test_a_reranker_plugin_is_found_by_kind_and_listed(site):
+    make_dist(site, "tp-rerank", "tp-rerank", "tp_rerank", RERANKER)
+    pm = plugin_manager_from_settings()
+    assert isinstance(pm.reranker("tp-phrases"), RerankerSpec)
+    assert "tp-phrases" in pm.names("reranker") and "tp-phrases" not in pm.names("ranker")
+    row = next(b for b in pm.backends() if b.name == "tp-phrases")
+    assert (row.kind, row.package, row.version, row.description) == (
+        "reranker",
+        "tp-rerank",
+        "1.2.3",
+        "test reranker",
+    )
+    with pytest.raises(
+        UnknownBackendError, match=r"The reranker 'tp-phrase' is not recognized\. Choose one of: .*tp-phrases"
+    ):
+        pm.reranker("tp-phrase")
+
+
+def test_an_unknown_reranker_with_none_installed_says_so():
+    with pytest.raises(
+        UnknownBackendError, match=r"reranker 'cross' is not recognized\. Choose one of: \(none installed\)"
+    ):
+        PluginManager().reranker("cross")

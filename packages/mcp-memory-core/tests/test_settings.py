@@ -47,3 +47,23 @@ def test_the_relevance_floor_is_the_embedders_calibration_with_settings_on_top(m
     assert Settings().floor(Uncalibrated()) == RelevanceFloor(0.5, 0.2, 0.4)
     monkeypatch.setenv("MCP_MEMORY_RELEVANCE_FLOOR", "false")
     assert Settings().floor(Calibrated()) is None
+
+
+def test_rerankers_are_off_unless_named_and_read_comma_separated(monkeypatch):
+    import pytest
+    from pydantic import ValidationError
+
+    monkeypatch.delenv("MCP_MEMORY_RERANKERS", raising=False)
+    monkeypatch.delenv("MCP_MEMORY_RERANKER_TIMEOUT", raising=False)
+    assert Settings().rerankers == () and Settings().reranker_timeout == 2.0
+    monkeypatch.setenv("MCP_MEMORY_RERANKERS", " Phrases, cross-encoder ,")
+    monkeypatch.setenv("MCP_MEMORY_RERANKER_TIMEOUT", "0.5")
+    settings = Settings()
+    assert settings.rerankers == ("phrases", "cross-encoder") and settings.reranker_timeout == 0.5
+    monkeypatch.setenv("MCP_MEMORY_RERANKERS", "phrases,PHRASES")
+    with pytest.raises(ValidationError, match="names the reranker 'phrases' more than once"):
+        Settings()
+    monkeypatch.setenv("MCP_MEMORY_RERANKERS", "")
+    monkeypatch.setenv("MCP_MEMORY_RERANKER_TIMEOUT", "0")
+    with pytest.raises(ValidationError, match="greater than 0"):
+        Settings()

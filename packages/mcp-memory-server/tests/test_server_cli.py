@@ -162,7 +162,12 @@ def test_plugins_table_and_json(fake_env: dict[str, str]) -> None:
     assert rows[("store", "memory")]["selected"] is True
     assert rows[("ranker", "similarity")]["version"]
     assert data["failed"] == []
-    assert data["selected"] == {"store": "memory", "embedder": "hash", "ranker": "similarity"}
+    assert data["selected"] == {
+        "store": "memory",
+        "embedder": "hash",
+        "ranker": "similarity",
+        "rerankers": [],
+    }
 
 
 def test_plugins_shows_failed_plugins(fake_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:

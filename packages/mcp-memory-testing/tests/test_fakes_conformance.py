@@ -2,7 +2,16 @@
 
 import pytest
 
-from mcp_memory_testing import EmbedderConformance, HashEmbedder, RankerConformance, StoreConformance
+from mcp_memory_core import ScoredCandidate
+from mcp_memory_testing import (
+    EmbedderConformance,
+    FailingReranker,
+    HashEmbedder,
+    RankerConformance,
+    RerankerConformance,
+    ReversingReranker,
+    StoreConformance,
+)
 from mcp_memory_testing.guard import troubleshooting_documented
 
 
@@ -48,6 +57,54 @@ def test_override_guard_accepts_xfail_override():
     Honest().test_standard_tests_not_overridden_silently()
 
 
-@pytest.mark.parametrize("suite", [EmbedderConformance, RankerConformance, StoreConformance])
+@pytest.mark.parametrize(
+    "suite", [EmbedderConformance, RankerConformance, RerankerConformance, StoreConformance]
+)
 def test_every_suite_test_has_troubleshooting(suite):
     assert troubleshooting_documented(suite) == []
+
+
+class TestReversingReranker(RerankerConformance):
+    @pytest.fixture
+    def reranker(self) -> ReversingReranker:
+        return ReversingReranker()
+
+
+@pytest.mark.parametrize(
+    ("how", "test"),
+    [
+        ("drop", "test_returns_a_reordering_of_its_input"),
+        ("repeat", "test_returns_a_reordering_of_its_input"),
+        ("foreign", "test_returns_a_reordering_of_its_input"),
+        ("nan", "test_scores_are_finite"),
+        ("none", "test_empty_input_gives_empty_result"),
+    ],
+)
+def test_reranker_suite_catches_a_wrong_reranker(how, test):
+    with pytest.raises(AssertionError):
+        getattr(RerankerConformance(), test)(FailingReranker(how))
+
+
+def test_reranker_suite_catches_a_reranker_that_forgets_its_part():
+    class Forgetful(ReversingReranker):
+        def rerank(self, query, ranked, now):
+            return [ScoredCandidate(s.candidate, s.score, {}) for s in super().rerank(query, ranked, now)]
+
+    with pytest.raises(KeyError):
+        RerankerConformance().test_adds_a_part_named_after_itself(Forgetful())
+
+
+def test_reranker_suite_catches_a_reranker_that_mutates_its_input():
+    class Meddling(ReversingReranker):
+        def rerank(self, query, ranked, now):
+            for scored in ranked:
+                scored.parts["meddled"] = 1.0
+            return super().rerank(query, ranked, now)
+
+    with pytest.raises(AssertionError):
+        RerankerConformance().test_input_not_mutated(Meddling())
+
+
+def test_reranker_suite_catches_a_bad_depth():
+    with pytest.raises(AssertionError):
+        RerankerConformance().test_depth_is_at_least_one(ReversingReranker(depth=0))

@@ -33,10 +33,10 @@ from .models import (
     utcnow,
 )
 from .plugins import BackendInfo, PluginManager
-from .protocols import Embedder, Ranker, Store, StoreCapabilities, Vector
+from .protocols import Embedder, Ranker, Reranker, Store, StoreCapabilities, Vector
 from .scope import Scope
 from .settings import Settings
-from .specs import EmbedderSpec, RankerSpec, StoreSpec
+from .specs import EmbedderSpec, RankerSpec, RerankerSpec, StoreSpec
 
 __all__ = [
     "DEFAULT_NAMESPACE",
@@ -62,6 +62,8 @@ __all__ = [
     "PrivacyScope",
     "Ranker",
     "RankerSpec",
+    "Reranker",
+    "RerankerSpec",
     "Scope",
     "ScoredCandidate",
     "SearchHit",

@@ -5,7 +5,8 @@ wording returns the head), soft delete (tombstones never appear in search or lis
 vectors (passages), gathering search candidates from the vector and keyword channels and resolving
 them to live chain heads, filters, over-fetching so filtered or chain-collapsed searches never come
 back short, and access statistics. Input checks live in :mod:`.validation`.
-Stores only keep rows and vectors; rankers only order candidates.
+Stores only keep rows and vectors; rankers only order candidates, and rerankers (see
+:mod:`.reranking`) only reorder the best of them.
 
 Every public call runs in a :class:`~.scope.Scope` (who is asking). The engine asks the scope, in
 the few helpers below (``_readable``, ``_owned``, ``_read_filter``), whether a memory may be read
@@ -57,9 +58,10 @@ from .models import (
     utcnow,
 )
 from .passages import split_passages
-from .protocols import Embedder, Ranker, Store, Vector
+from .protocols import Embedder, Ranker, Reranker, Store, Vector
 from .recall import Recall, approximate_tokens, pack
 from .relevance import RelevanceFloor
+from .reranking import RerankStage
 from .scope import Scope
 from .turns import speaker_of
 from .validation import (
@@ -118,7 +120,8 @@ def _batched(items: Iterable[Memory], size: int) -> Iterator[list[Memory]]:
 
 
 class MemoryEngine:
-    """Store, search, update, delete and list memories over any Store, Embedder and Ranker.
+    """Store, search, update, delete and list memories over any Store, Embedder and Ranker, and
+    zero or more Rerankers.
 
     ``namespace`` is the default namespace of every call; ``ttl`` the lifetime of each memory type;
     ``dedup_threshold`` the similarity at which ``store_memory`` lists an existing memory as similar,
@@ -130,6 +133,8 @@ class MemoryEngine:
     without one (default: the local user working in ``namespace``); ``require_scope=True`` makes
     such calls an error instead (a multi-user server must never fall back to anyone). ``limits`` caps
     the bytes of content and metadata on every write and of a ``list_memories`` page.
+    ``rerankers`` reorder the best ranked candidates of every search, in order, each within
+    ``reranker_timeout`` seconds (see :mod:`.reranking`); by default there are none.
     """
 
     def __init__(
@@ -150,10 +155,18 @@ class MemoryEngine:
         require_scope: bool = False,
         limits: Limits = DEFAULT_LIMITS,
         relevance_floor: RelevanceFloor | None = None,
+        rerankers: Iterable[Reranker] = (),
+        reranker_timeout: float = 2.0,
     ) -> None:
         if conflict_policy not in ("report", "supersede"):
             raise InvalidInputError(
                 f"conflict policy must be 'report' or 'supersede'; got {conflict_policy!r}."
+            )
+        stages = [RerankStage(reranker, reranker_timeout) for reranker in rerankers]
+        twice = sorted({s.name for s in stages if [t.name for t in stages].count(s.name) > 1})
+        if twice:
+            raise InvalidInputError(
+                f"the reranker {', '.join(map(repr, twice))} is configured more than once."
             )
         self.store = store
         self.embedder = embedder
@@ -171,8 +184,14 @@ class MemoryEngine:
         self.context = dict(context) if context else None
         self.limits = limits
         self.relevance_floor = relevance_floor
+        self._rerank_stages = stages
         self._opened = False
         self._last_sweep: datetime | None = None
+
+    @property
+    def rerankers(self) -> tuple[Reranker, ...]:
+        """The rerankers every search runs, in order (fixed when the engine is built)."""
+        return tuple(stage.reranker for stage in self._rerank_stages)
 
     # -- lifecycle -------------------------------------------------------------------------------
     def open(self) -> None:
@@ -184,7 +203,9 @@ class MemoryEngine:
     def warm(self) -> None:
         """Open the store and load the model, so the first real call is fast. A store with an optional
         ``warm()`` method (the sqlite-vec store loads its vector cache there) is warmed at the same
-        time in a thread of its own: calls that reach the store before it is done wait there."""
+        time in a thread of its own: calls that reach the store before it is done wait there.
+        Heavy rerankers load here too, after the embedder (the server runs this in the background
+        after the MCP handshake); one that fails to load is logged and skipped by every search."""
         self.open()
         store_warm = getattr(self.store, "warm", None)
         if callable(store_warm):
@@ -192,6 +213,9 @@ class MemoryEngine:
                 target=_warm_quietly, args=(store_warm,), name="mcp-memory-store-warm", daemon=True
             ).start()
         self.embedder.load()
+        for stage in self._rerank_stages:
+            if stage.heavy:
+                stage.load()
 
     def close(self) -> None:
         self.store.close()
@@ -713,7 +737,8 @@ class MemoryEngine:
         The stages, in order: sources (the vector channel over every version's passages, the best
         match per chain winning, and the keyword channel when the store has one) → resolve (chain
         heads, filters, Scope) → thread expansion (each candidate's neighbouring turns) → ranker →
-        record access.
+        relevance floor → rerankers → the best ``limit`` → record access. A reranker that fails is
+        skipped and ``warnings`` says so: no reranker can fail a search.
         """
         scope = self._scope(scope)
         if not isinstance(query, str) or not query.strip():
@@ -729,8 +754,11 @@ class MemoryEngine:
         now = self.clock()
         ranked = self.ranker.rank(query, candidates, now)
         ranked, floor, below = self._above_floor(candidates, ranked, limit)
+        warnings: list[str] = []
+        ranked = self._rerank(query, ranked, now, warnings)[:limit]
         self._record_access(ranked, now)
         return SearchResults(
+            warnings=warnings,
             floor=floor,
             below_floor=below,
             hits=[
@@ -748,16 +776,34 @@ class MemoryEngine:
     def _above_floor(
         self, candidates: Sequence[Candidate], ranked: Sequence[ScoredCandidate], limit: int
     ) -> tuple[list[ScoredCandidate], dict[str, float] | None, int]:
-        """The ranked candidates that clear the relevance floor (the best ``limit``), the floor as
-        ``explain`` shows it, and how many of the ranker's best ``limit`` it held back."""
+        """The ranked candidates that clear the relevance floor, in the ranker's order (search cuts
+        them to ``limit`` after the rerankers), the floor as ``explain`` shows it, and how many of
+        the ranker's best ``limit`` it held back.
+
+        The floor comes before the rerankers: it judges each memory by its own features, not by its
+        place, so its verdict is the same either way; this way rerankers spend their depth on
+        memories that can be returned, and none can bring back one the floor held back."""
         if self.relevance_floor is None:
-            return list(ranked[:limit]), None, 0
+            return list(ranked), None, 0
         background = self.relevance_floor.background(candidates)
         by_id = {c.memory.id: c for c in candidates}
         kept = [s for s in ranked if self.relevance_floor.clears(s.candidate, by_id, background)]
         top = {s.candidate.memory.id for s in ranked[:limit]}
         held_back = len(top - {s.candidate.memory.id for s in kept})
-        return kept[:limit], self.relevance_floor.describe(background), held_back
+        return kept, self.relevance_floor.describe(background), held_back
+
+    def _rerank(
+        self, query: str, ranked: Sequence[ScoredCandidate], now: datetime, warnings: list[str]
+    ) -> list[ScoredCandidate]:
+        """The rerank stage: each reranker in turn reorders the best ``depth`` of what the stage
+        before left, the rest following in order (see :mod:`.reranking`). One that raises, runs out
+        of time or answers with anything but a reordering is skipped, with a sentence in ``warnings``."""
+        out = list(ranked)
+        for stage in self._rerank_stages:
+            out, warning = stage.apply(query, out, now)
+            if warning is not None:
+                warnings.append(warning)
+        return out
 
     def _record_access(self, ranked: Sequence[ScoredCandidate], now: datetime) -> None:
         if self.track_access and ranked:
@@ -815,6 +861,7 @@ class MemoryEngine:
             "embedder": self.embedder.model_id,
             "store": self.store.location,
             "ranker": type(self.ranker).__name__,
+            "rerankers": [stage.name for stage in self._rerank_stages],
             "ttl": {str(t): (d.total_seconds() if d is not None else None) for t, d in self.ttl.ttl.items()},
         }
 

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 import pluggy
 
-from .specs import EmbedderSpec, RankerSpec, StoreSpec
+from .specs import EmbedderSpec, RankerSpec, RerankerSpec, StoreSpec
 
 PROJECT_NAME = "mcp_memory"
 ENTRY_POINT_GROUP = "mcp_memory"
@@ -76,5 +76,26 @@ def mcp_memory_rankers() -> Iterable[RankerSpec]:  # type: ignore[empty-body]
                 name="my-ranker",
                 factory=lambda settings: MyRanker(),
                 description="How it orders results",
+            )
+    """
+
+
+@hookspec
+def mcp_memory_rerankers() -> Iterable[RerankerSpec]:  # type: ignore[empty-body]
+    """Register rerankers: backends that reorder the ranker's best candidates with a closer look at
+    the query and their text. None runs unless ``MCP_MEMORY_RERANKERS`` names it.
+
+    :return: an iterable of :class:`RerankerSpec`.
+
+    Example::
+
+        from mcp_memory_core import RerankerSpec, hookimpl
+
+        @hookimpl
+        def mcp_memory_rerankers():
+            yield RerankerSpec(
+                name="my-reranker",
+                factory=lambda settings: MyReranker(),  # its .name must be "my-reranker"
+                description="What it looks at",
             )
     """

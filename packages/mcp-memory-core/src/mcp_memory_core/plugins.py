@@ -16,17 +16,18 @@ import pluggy
 
 from . import hookspecs
 from .errors import PluginConflictError, PluginError, UnknownBackendError
-from .specs import BackendSpec, EmbedderSpec, RankerSpec, StoreSpec
+from .specs import BackendSpec, EmbedderSpec, RankerSpec, RerankerSpec, StoreSpec
 
 log = logging.getLogger(__name__)
 
-Kind = Literal["embedder", "store", "ranker"]
+Kind = Literal["embedder", "store", "ranker", "reranker"]
 S = TypeVar("S", bound=BackendSpec[Any])
 
 _HOOKS: dict[Kind, tuple[str, type[BackendSpec[Any]]]] = {
     "embedder": ("mcp_memory_embedders", EmbedderSpec),
     "store": ("mcp_memory_stores", StoreSpec),
     "ranker": ("mcp_memory_rankers", RankerSpec),
+    "reranker": ("mcp_memory_rerankers", RerankerSpec),
 }
 
 
@@ -58,7 +59,7 @@ class BackendInfo:
 
 
 class PluginManager:
-    """Collects embedder, store and ranker specs from every installed plugin.
+    """Collects embedder, store, ranker and reranker specs from every installed plugin.
 
     ``strict=True`` turns a plugin that fails to load into an error; otherwise it is logged and recorded
     in :attr:`failures`. ``disabled`` holds entry-point names not to load (``"*"`` disables all).
@@ -156,6 +157,9 @@ class PluginManager:
 
     def ranker(self, name: str) -> RankerSpec:
         return self._get("ranker", name, RankerSpec)
+
+    def reranker(self, name: str) -> RerankerSpec:
+        return self._get("reranker", name, RerankerSpec)
 
     def backends(self) -> list[BackendInfo]:
         """Every registered backend, for ``mcp-memory plugins``."""

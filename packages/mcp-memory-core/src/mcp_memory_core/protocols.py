@@ -1,4 +1,4 @@
-"""The three backend protocols a plugin can implement: Embedder, Store and Ranker.
+"""The backend protocols a plugin can implement: Embedder, Store, Ranker and Reranker.
 
 They are synchronous on purpose: the server calls them from a worker thread, never on the event loop,
 and plugin authors write plain Python. Rules about memories (chains, tombstones, validation) live in
@@ -161,3 +161,39 @@ class Ranker(Protocol):
 
     def rank(self, query: str, candidates: Sequence[Candidate], now: datetime) -> list[ScoredCandidate]:
         """Return scored candidates, best first. May drop none: every candidate comes back once."""
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    """Takes a closer look at the ranker's best candidates and reorders them (a cross-encoder, exact
+    phrases, …). Zero or more run after the ranker, in the order the settings name them.
+
+    The engine gives it the ``depth`` best candidates, with their features, scores and text
+    (``candidate.memory.content``); whatever came after them keeps its order, after them. It only
+    ever sees candidates the engine has already resolved for the caller's Scope. Each call runs in a
+    worker thread under a time limit; one that raises, runs out of time or returns anything but a
+    reordering of what it was given is skipped, and the search says so in its warnings. Calls may
+    come from several threads at once. Constructing one must be cheap; a model loads in ``load()``.
+    """
+
+    @property
+    def name(self) -> str:
+        """The name it registers under: its part in ``parts`` and the warnings say it."""
+
+    @property
+    def depth(self) -> int:
+        """How many of the ranker's best candidates it sees (at least 1); read once, when the engine
+        is built. The cost it may take per search, so the caller's ``limit`` does not change it."""
+
+    @property
+    def heavy(self) -> bool:
+        """True when ``load()`` is slow (a model): the server calls it in the background after the
+        MCP handshake, as it loads the embedder. False: the first search calls it, within the time limit."""
+
+    def load(self) -> None:
+        """Load what ``rerank`` needs (idempotent). A load that raises leaves the reranker skipped."""
+
+    def rerank(self, query: str, ranked: Sequence[ScoredCandidate], now: datetime) -> list[ScoredCandidate]:
+        """Return the same candidates, each once, best first, each a new ``ScoredCandidate`` with
+        its own score and its ``parts`` plus one named after itself (``explain`` shows them). No I/O
+        other than its own model; no clock but ``now``; the input is not changed."""

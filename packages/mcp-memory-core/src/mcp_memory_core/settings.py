@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal
 
 import platformdirs
 from pydantic import Field, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from .context import derive_project
 from .lifecycle import TTLPolicy, parse_duration
@@ -39,6 +39,17 @@ class Settings(BaseSettings):
     store: str = Field(default="sqlite-vec", description="Store plugin name")
     embedder: str = Field(default="minilm", description="Embedder plugin name")
     ranker: str = Field(default="hybrid", description="Ranker plugin name (hybrid: chosen on LoCoMo dev)")
+    rerankers: Annotated[tuple[str, ...], NoDecode] = Field(
+        default=(),
+        description="Reranker plugin names, comma-separated, applied in this order after the ranker "
+        "(default: none)",
+    )
+    reranker_timeout: float = Field(
+        default=2.0,
+        gt=0.0,
+        le=600.0,
+        description="Seconds a reranker may take per search; a slower one is skipped and the search says so",
+    )
     model: str = Field(
         default="all-MiniLM-L6-v2", description="Model for embedders that take one (sentence-transformers)"
     )
@@ -203,3 +214,17 @@ class Settings(BaseSettings):
     @classmethod
     def _lower(cls, value: str) -> str:
         return value.strip().lower()
+
+    @field_validator("rerankers", mode="before")
+    @classmethod
+    def _names(cls, value: Any) -> Any:
+        """``"a, B"`` (the environment's form) or a sequence of names -> ``("a", "b")``; a name given
+        twice is an error (the same reranker twice in a row only costs time)."""
+        items = value.split(",") if isinstance(value, str) else value
+        if not isinstance(items, list | tuple):
+            return value  # pydantic reports the wrong type
+        names = tuple(str(item).strip().lower() for item in items if str(item).strip())
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise ValueError(f"names the reranker {', '.join(repr(n) for n in twice)} more than once")
+        return names

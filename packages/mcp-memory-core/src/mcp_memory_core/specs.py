@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 from pydantic_settings import BaseSettings
 
-from .protocols import Embedder, Ranker, Store
+from .protocols import Embedder, Ranker, Reranker, Store
 
 if TYPE_CHECKING:
     from .settings import Settings
@@ -55,3 +55,8 @@ class StoreSpec(BackendSpec[Store]):
 @dataclass(frozen=True)
 class RankerSpec(BackendSpec[Ranker]):
     kind = "ranker"
+
+
+@dataclass(frozen=True)
+class RerankerSpec(BackendSpec[Reranker]):
+    kind = "reranker"

@@ -442,7 +442,13 @@ def build_app(
                 for hit in found.hits
             ]
             build = listing(
-                {"results": [], "count": 0, **floor_report(found, explain=explain)},
+                {
+                    "results": [],
+                    "count": 0,
+                    **floor_report(found, explain=explain),
+                    # a reranker was skipped: the results are the ranker's order there
+                    **({"warnings": list(found.warnings)} if found.warnings else {}),
+                },
                 "results",
                 count="count",
                 budget=budget(),

@@ -1,4 +1,4 @@
-"""Settings → plugin manager → store, embedder and ranker → a MemoryEngine.
+"""Settings → plugin manager → store, embedder, ranker and rerankers → a MemoryEngine.
 
 Cheap by design: spec factories only build backend objects; the model loads later (``engine.warm()``).
 """
@@ -9,6 +9,7 @@ import logging
 
 from mcp_memory_core.context import current_context
 from mcp_memory_core.engine import MemoryEngine
+from mcp_memory_core.errors import PluginError
 from mcp_memory_core.models import USER_NAMESPACE
 from mcp_memory_core.plugins import PluginManager, plugin_manager_from_settings
 from mcp_memory_core.scope import Scope
@@ -30,23 +31,36 @@ def build_engine(
 ) -> MemoryEngine:
     """Assemble the engine the settings ask for.
 
-    All three names are resolved before any factory runs, so a typo fails fast with
-    :class:`~mcp_memory_core.errors.UnknownBackendError` ("… not recognized. Choose one of: …").
+    Every name (store, embedder, ranker and each of ``MCP_MEMORY_RERANKERS``) is resolved before any
+    factory runs, so a typo fails fast with :class:`~mcp_memory_core.errors.UnknownBackendError`
+    ("… not recognized. Choose one of: …").
     """
     settings = settings if settings is not None else Settings()
     plugins = plugins if plugins is not None else load_plugins(settings)
     store_spec = plugins.store(settings.store)
     embedder_spec = plugins.embedder(settings.embedder)
     ranker_spec = plugins.ranker(settings.ranker)
+    reranker_specs = [plugins.reranker(name) for name in settings.rerankers]
     store = store_spec.factory(settings)
     embedder = embedder_spec.factory(settings)
     ranker = ranker_spec.factory(settings)
+    rerankers = []
+    for spec in reranker_specs:
+        reranker = spec.factory(settings)
+        name = getattr(reranker, "name", None)
+        if name != spec.name:  # warnings and explain name it: it must be the name users configure
+            raise PluginError(
+                f"The reranker factory of {spec.name!r} built {type(reranker).__name__} named {name!r}: a "
+                f"reranker's name must be the name it is registered under."
+            )
+        rerankers.append(reranker)
     log.info(
-        "Memory engine: store=%s (%s), embedder=%s, ranker=%s",
+        "Memory engine: store=%s (%s), embedder=%s, ranker=%s, rerankers=%s",
         store_spec.name,
         getattr(store, "location", "?"),
         embedder_spec.name,
         ranker_spec.name,
+        ",".join(spec.name for spec in reranker_specs) or "none",
     )
     project = settings.resolved_project()
     return MemoryEngine(
@@ -63,4 +77,6 @@ def build_engine(
         context=current_context() if settings.auto_context else None,
         limits=settings.limits(),
         relevance_floor=settings.floor(embedder),
+        rerankers=rerankers,
+        reranker_timeout=settings.reranker_timeout,
     )

@@ -206,12 +206,16 @@ def search(query: str, limit: int, as_json: bool) -> None:
     """Search memories by meaning."""
     from .serialize import hit_to_dict
 
-    results = with_engine(
-        lambda engine: [hit_to_dict(h) for h in engine.search_memories(query, limit)], create=False
-    )
+    def do(engine: MemoryEngine) -> tuple[list[dict[str, Any]], list[str]]:
+        found = engine.search(query, limit)
+        return [hit_to_dict(h) for h in found.hits], found.warnings
+
+    results, warnings = with_engine(do, create=False)
     if as_json:
-        emit_json({"results": results, "count": len(results)})
+        emit_json({"results": results, "count": len(results), **({"warnings": warnings} if warnings else {})})
         return
+    for warning in warnings:  # a skipped reranker: said on stderr, the results stay on stdout
+        click.echo(f"mcp-memory: warning: {warning}", err=True)
     if not results:
         click.echo("No matching memories.")
         return
@@ -250,14 +254,19 @@ def get(memory_id: str, as_json: bool) -> None:
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def plugins(as_json: bool) -> None:
-    """List installed plugins: every store, embedder and ranker, and plugins that failed to load."""
+    """List installed plugins: every store, embedder, ranker and reranker, and plugins that failed to load."""
     from .assembly import load_plugins
 
     settings = load_settings()
     with expected_errors():
         manager = load_plugins(settings)
         rows = manager.backends()
-    selected = {"store": settings.store, "embedder": settings.embedder, "ranker": settings.ranker}
+    selected: dict[str, Any] = {
+        "store": settings.store,
+        "embedder": settings.embedder,
+        "ranker": settings.ranker,
+        "rerankers": list(settings.rerankers),
+    }
     backends = [
         {
             "name": row.name,
@@ -265,7 +274,9 @@ def plugins(as_json: bool) -> None:
             "package": row.package,
             "version": row.version,
             "description": row.description,
-            "selected": selected.get(row.kind) == row.name,
+            "selected": row.name in settings.rerankers
+            if row.kind == "reranker"
+            else selected.get(row.kind) == row.name,
         }
         for row in rows
     ]

@@ -1,17 +1,22 @@
 """Conformance suites and fakes for mcp-memory plugins."""
 
 from .embedder_suite import EmbedderConformance
-from .fakes import HashEmbedder, InMemoryStore, TickingClock
+from .fakes import FailingReranker, HashEmbedder, InMemoryStore, ReversingReranker, TickingClock
 from .ranker_suite import RankerConformance, make_candidate, sample_candidates
+from .reranker_suite import RerankerConformance, sample_ranked
 from .store_suite import StoreConformance
 
 __all__ = [
     "EmbedderConformance",
+    "FailingReranker",
     "HashEmbedder",
     "InMemoryStore",
     "RankerConformance",
+    "RerankerConformance",
+    "ReversingReranker",
     "StoreConformance",
     "TickingClock",
     "make_candidate",
     "sample_candidates",
+    "sample_ranked",
 ]

@@ -18,10 +18,12 @@ from typing import Any
 import numpy as np
 
 from mcp_memory_core import (
+    Candidate,
     Memory,
     MemoryFilter,
     MemoryNotFoundError,
     ModelMismatchError,
+    ScoredCandidate,
     StoreCapabilities,
     Vector,
 )
@@ -266,3 +268,72 @@ class InMemoryStore:
         with self._lock:
             rows = list(self._rows.values())
         yield from rows
+
+
+class ReversingReranker:
+    """A reranker for tests: it reverses the order of the candidates it is given (so a test sees
+    that it ran and how deep), scoring them by their new place, and records the memory ids of every
+    call in ``seen``; ``loads`` counts the loads that did something. It passes RerankerConformance."""
+
+    def __init__(self, name: str = "reverse", depth: int = 10, heavy: bool = False) -> None:
+        self.name = name
+        self.depth = depth
+        self.heavy = heavy
+        self.loads = 0
+        self.seen: list[list[str]] = []
+        self._lock = threading.Lock()
+
+    def load(self) -> None:
+        with self._lock:
+            if not self.loads:
+                self.loads += 1
+
+    def rerank(self, query: str, ranked: Sequence[ScoredCandidate], now: datetime) -> list[ScoredCandidate]:
+        self.seen.append([s.candidate.memory.id for s in ranked])
+        out = []
+        for place, scored in enumerate(reversed(ranked)):
+            score = float(len(ranked) - place)
+            out.append(ScoredCandidate(scored.candidate, score, {**scored.parts, self.name: score}))
+        return out
+
+
+class FailingReranker(ReversingReranker):
+    """A reranker that goes wrong as told, for the engine's tests. ``how``:
+
+    ``raise`` (ValueError from rerank), ``load`` (RuntimeError from load), ``sleep`` (answers
+    correctly, but only after ``seconds`` or when ``release`` is set), ``drop`` (loses the last
+    candidate), ``repeat`` (returns the first candidate again instead of the last), ``foreign``
+    (replaces the last with a memory it was not given), ``nan`` (a NaN score), ``none`` (returns None).
+    """
+
+    def __init__(self, how: str, *, name: str = "failing", depth: int = 10, seconds: float = 5.0) -> None:
+        super().__init__(name=name, depth=depth)
+        self.how = how
+        self.seconds = seconds
+        self.release = threading.Event()
+        self.calls = 0
+
+    def load(self) -> None:
+        if self.how == "load":
+            raise RuntimeError("model file missing")
+        super().load()
+
+    def rerank(self, query: str, ranked: Sequence[ScoredCandidate], now: datetime) -> list[ScoredCandidate]:
+        self.calls += 1
+        out = super().rerank(query, ranked, now)
+        if self.how == "raise":
+            raise ValueError("the model is confused")
+        if self.how == "sleep":
+            self.release.wait(self.seconds)
+        elif self.how == "drop":
+            out = out[:-1]
+        elif self.how == "repeat":
+            out = [*out[:-1], out[0]]
+        elif self.how == "foreign":
+            stranger = Candidate(memory=Memory(content="a memory it was not given"), matched_id=None)
+            out = [*out[:-1], ScoredCandidate(stranger, 0.0, {self.name: 0.0})]
+        elif self.how == "nan":
+            out = [ScoredCandidate(out[0].candidate, float("nan"), out[0].parts), *out[1:]]
+        elif self.how == "none":
+            return None  # type: ignore[return-value]
+        return out
