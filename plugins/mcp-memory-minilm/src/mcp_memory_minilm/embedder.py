@@ -3,7 +3,9 @@
 Pipeline (identical to ``SentenceTransformer("all-MiniLM-L6-v2").encode(..., normalize_embeddings=True)``):
 WordPiece tokenizer (truncation at 256 tokens = the model's ``max_seq_length``; padding to the longest
 text of each batch) -> BERT (``model.onnx``, output ``last_hidden_state``) -> mean pooling over the
-attention mask -> L2 normalisation.
+attention mask -> L2 normalisation. Padding changes no vector (masked tokens get no attention and no
+weight in the pool), only the cost: texts are grouped into runs by token length (:func:`plan_batches`),
+so a memory's short sentences are not padded to its whole text.
 
 Nothing heavy happens at import or construction: onnxruntime and tokenizers are imported, the model files
 are verified against ``manifest.json`` (sha256) and the session is created on ``load()`` or the first embed.
@@ -47,6 +49,11 @@ MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 DIMENSIONS = 384
 MAX_SEQ_LENGTH = 256  # sentence_bert_config.json of the upstream model
 DEFAULT_BATCH_SIZE = 32
+# One onnxruntime run costs about as much as this many more tokens of input (measured here: a run is
+# ~3 ms plus 0.17 ms a token on 2 threads, ~3.8 ms plus 0.30 ms on 1; docs/benchmarks.md, "Long
+# memories"). It decides when shorter texts are worth a run of their own rather than padding to a
+# longer text in its run.
+RUN_COST_TOKENS = 16
 
 Vector = npt.NDArray[np.float32]
 Precision = Literal["fp32", "int8"]
@@ -135,6 +142,7 @@ class MiniLMEmbedder:
         self._counter: tokenizers.Tokenizer | None = None
         self._manifest: dict[str, Any] | None = None
         self._input_names: frozenset[str] = frozenset()
+        self._pad_id = 0
 
     def __repr__(self) -> str:
         state = "loaded" if self._session is not None else "not loaded"
@@ -271,8 +279,9 @@ class MiniLMEmbedder:
             # max_seq_length (256) and pads to the longest text of the batch. Do the same.
             max_len = int(self._read_manifest().get("max_seq_length", MAX_SEQ_LENGTH))
             tokenizer.enable_truncation(max_length=max_len)
+            tokenizer.no_padding()  # _run pads each batch to its longest text
             pad_id = tokenizer.token_to_id("[PAD]")
-            tokenizer.enable_padding(pad_id=0 if pad_id is None else pad_id, pad_token="[PAD]")
+            self._pad_id = 0 if pad_id is None else pad_id
 
             options = ort.SessionOptions()
             options.intra_op_num_threads = self.threads
@@ -326,15 +335,21 @@ class MiniLMEmbedder:
 
     # -- embedding ------------------------------------------------------------------------------------
 
-    def _run(self, texts: list[str]) -> Vector:
-        session, tokenizer = self._session, self._tokenizer
-        assert session is not None and tokenizer is not None
-        encodings = tokenizer.encode_batch(texts)
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+    def _run(self, encodings: Sequence[tokenizers.Encoding]) -> Vector:
+        """Unit vectors of already tokenized texts, in one onnxruntime run padded to the longest."""
+        session = self._session
+        assert session is not None
+        width = max(len(e.ids) for e in encodings)
+        ids = np.full((len(encodings), width), self._pad_id, dtype=np.int64)
+        mask = np.zeros((len(encodings), width), dtype=np.int64)
+        types = np.zeros((len(encodings), width), dtype=np.int64)
+        for row, e in enumerate(encodings):
+            ids[row, : len(e.ids)] = e.ids
+            mask[row, : len(e.ids)] = e.attention_mask
+            types[row, : len(e.ids)] = e.type_ids
         feeds = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._input_names:
-            feeds["token_type_ids"] = np.array([e.type_ids for e in encodings], dtype=np.int64)
+            feeds["token_type_ids"] = types
         hidden: npt.NDArray[np.float32] = session.run(["last_hidden_state"], feeds)[0]
         weights = mask.astype(np.float32)
         summed = np.einsum("bsd,bs->bd", hidden, weights)
@@ -351,11 +366,11 @@ class MiniLMEmbedder:
         if not items:
             return out
         self.load()
-        # Sort by length (like sentence-transformers) so each batch pads little; restore order after.
-        order = sorted(range(len(items)), key=lambda i: -len(items[i]))
-        for start in range(0, len(order), self.batch_size):
-            idx = order[start : start + self.batch_size]
-            out[idx] = self._run([items[i] for i in idx])
+        tokenizer = self._tokenizer
+        assert tokenizer is not None
+        encodings = tokenizer.encode_batch(items)
+        for idx in plan_batches([len(e.ids) for e in encodings], self.batch_size):
+            out[idx] = self._run([encodings[i] for i in idx])
         return out
 
     def count_tokens(self, text: str) -> int:
@@ -378,6 +393,33 @@ class MiniLMEmbedder:
             raise TypeError(f"text is {type(text).__name__}, expected str")
         vec: Vector = self.embed_documents([text])[0]
         return vec
+
+
+# -- batching ---------------------------------------------------------------------------------------
+
+
+def plan_batches(lengths: Sequence[int], max_rows: int, run_cost: int = RUN_COST_TOKENS) -> list[list[int]]:
+    """Group texts (indices into ``lengths``, their token counts) into onnxruntime runs.
+
+    A run costs ``run_cost`` plus its rows times its longest text, in tokens (every row is padded to
+    the longest). The texts are sorted longest first and cut into consecutive runs of at most
+    ``max_rows`` where the total is least (dynamic programming, O(n * max_rows)). A memory's whole text
+    (~65 tokens) and its six sentences (~14 each) so take two runs instead of seven rows padded to 65;
+    texts of about one length still share runs of ``max_rows``, as with fixed batches.
+    """
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    least = [0] * (len(order) + 1)  # least[j]: the cost of the first j texts of order
+    cut = [0] * (len(order) + 1)  # where the last run of that plan starts
+    for end in range(1, len(order) + 1):
+        starts = range(max(0, end - max_rows), end)
+        cut[end] = min(starts, key=lambda start: least[start] + (end - start) * lengths[order[start]])
+        least[end] = least[cut[end]] + run_cost + (end - cut[end]) * lengths[order[cut[end]]]
+    runs: list[list[int]] = []
+    end = len(order)
+    while end > 0:
+        runs.append(order[cut[end] : end])
+        end = cut[end]
+    return runs[::-1]
 
 
 # -- int8 cache helpers ---------------------------------------------------------------------------------
