@@ -10,9 +10,11 @@ from typing import Any
 import numpy as np
 import pytest
 
+from mcp_memory_core import Memory, MemoryEngine
 from mcp_memory_core.passages import split_passages
 from mcp_memory_minilm import MiniLMEmbedder
 from mcp_memory_minilm.embedder import RUN_COST_TOKENS, plan_batches
+from mcp_memory_testing import InMemoryStore
 
 LONG_MEMORY = (
     "Maya moved to Lisbon in March for the new job. She works as a data engineer at a small fintech. "
@@ -111,3 +113,45 @@ def test_grouped_runs_give_each_text_its_own_vector(embedder: MiniLMEmbedder) ->
     np.testing.assert_allclose(together, alone, atol=1e-5)
     for size in (1, 4):
         np.testing.assert_allclose(MiniLMEmbedder(batch_size=size).embed_documents(texts), alone, atol=1e-5)
+
+
+class NoRanker:
+    """Only writes happen here: nothing is ranked."""
+
+    name = "none"
+
+    def rank(self, query: str, candidates: Sequence[Any], now: Any) -> list[Any]:
+        raise AssertionError("not used by writes")
+
+
+class RecordingStore(InMemoryStore):
+    """Keeps what the engine inserted: each memory's content with the vectors it owns."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[tuple[str, np.ndarray]] = []
+
+    def insert(self, memories: Sequence[Memory], vectors: Any, owners: Sequence[int] | None = None) -> None:
+        super().insert(memories, vectors, owners)
+        owned = range(len(memories)) if owners is None else owners
+        self.rows += [(memories[owner].content, vector) for owner, vector in zip(owned, vectors, strict=True)]
+
+
+@pytest.mark.model
+def test_the_engine_gets_each_memorys_passage_vectors_in_order(embedder: MiniLMEmbedder) -> None:
+    store = RecordingStore()
+    engine = MemoryEngine(store, embedder, NoRanker())
+    contents = [
+        LONG_MEMORY,
+        "The user prefers dark mode.",
+        "Caroline: I went to the support group yesterday. It was powerful. I felt accepted there.",
+        "Deploys go out on Tuesdays after the standup.",
+    ]
+    engine.import_memories([Memory(content=c) for c in contents])  # one batch: one embed_documents call
+    engine.store_memory("Melanie: We went camping last weekend. The kids loved the lake.")
+    for content in [*contents, "Melanie: We went camping last weekend. The kids loved the lake."]:
+        vectors = [vector for owner, vector in store.rows if owner == content]
+        passages = split_passages(content)
+        assert len(vectors) == len(passages)
+        for passage, vector in zip(passages, vectors, strict=True):
+            np.testing.assert_allclose(vector, embedder.embed_query(passage), atol=1e-5)
