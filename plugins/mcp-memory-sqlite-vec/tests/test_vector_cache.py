@@ -441,3 +441,48 @@ def test_warm_loads_the_vector_cache(db: Path) -> None:
     assert store.vector_cache is cache
     store.close()
     SqliteVecStore(db).warm()  # not opened: nothing to do
+
+
+@pytest.mark.parametrize("mode", ["float32", "int8", "bits"])
+@pytest.mark.parametrize("order", ["seq order", "shuffled"])
+def test_a_filter_naming_a_few_memories_matches_the_full_scan(
+    mode: CacheMode, order: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search's thread neighbours name ~20 memories: their rows are looked up (binary search while
+    rows arrive in seq order, one pass over the seq column otherwise) instead of masking every row.
+    The answer is the one a full masked scan gives, with deleted, superseded and removed memories
+    and the other filters still applied."""
+    rng = np.random.default_rng(23)
+    data = rng.standard_normal((5000, 384)).astype(np.float32)
+    data /= np.linalg.norm(data, axis=1, keepdims=True)
+    seqs = np.arange(5000) // 2
+    rows = np.arange(5000) if order == "seq order" else rng.permutation(5000)
+    cache = VectorCache(384, mode=mode, fetch=lambda vrows: data[np.asarray(vrows) - 1])
+    cache.set_mean(data.mean(axis=0))
+    zeros = np.zeros(5000, dtype=np.int64)
+    deleted = (seqs % 7 == 0).astype(np.int64)
+    for part in np.array_split(rows, 5):  # several appends: the order flag follows each one
+        cache.append(
+            part + 1,
+            seqs[part],
+            data[part],
+            zeros[part],
+            deleted[part],
+            zeros[part],
+            zeros[part],
+            zeros[part],
+        )
+    assert cache._seq_ordered is (order == "seq order")
+    cache.remove([3, 5])
+    named = np.array([0, 3, 5, 7, 11, 13, 14, 21, 100, 999, 2498, 2499, 4000])  # 0, 7, 14, 21: deleted
+    q = data[25] + data[1999]
+    q /= np.linalg.norm(q)
+    for flt in (CacheFilter(seqs=named), CacheFilter(seqs=named, include_deleted=True)):
+        few = cache.search(q, 5, flt)
+        monkeypatch.setattr(vector_cache, "FEW_SEQS", 0)  # never "few": the full masked scan
+        full = cache.search(q, 5, flt)
+        monkeypatch.undo()
+        assert [s for s, _ in few] == [s for s, _ in full]
+        assert [sim for _, sim in few] == pytest.approx([sim for _, sim in full], abs=1e-5)
+        allowed = {11, 13, 100, 999, 2498, 2499} | ({0, 7, 14, 21} if flt.include_deleted else set())
+        assert {s for s, _ in few} <= allowed and len(few) == 5

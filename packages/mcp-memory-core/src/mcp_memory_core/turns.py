@@ -10,14 +10,16 @@ imports of chat exports carry).
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from .models import Memory
 from .passages import leading_label
 
 
 def speaker_of(memory: Memory) -> str | None:
-    label = leading_label(memory.content)
+    label = _label_speaker(memory.content)
     if label is not None:
-        return label.casefold()
+        return label
     for key in ("speaker", "role"):
         value = memory.metadata.get(key)
         if isinstance(value, str) and value.strip():
@@ -29,3 +31,11 @@ def is_reply(memory: Memory, previous: Memory) -> bool:
     """True when ``memory`` answers ``previous``: both have a speaker, and they differ."""
     mine, theirs = speaker_of(memory), speaker_of(previous)
     return mine is not None and theirs is not None and mine != theirs
+
+
+@lru_cache(maxsize=4096)
+def _label_speaker(content: str) -> str | None:
+    """The casefolded leading label: one regex match per distinct text (a search asks for each of
+    its ~60 candidates two or three times: expansion, ranker, relevance floor)."""
+    label = leading_label(content)
+    return None if label is None else label.casefold()
