@@ -16,9 +16,10 @@ import numpy as np
 import pytest
 
 from mcp_memory_core import Memory, MemoryFilter, ModelMismatchError, Settings, StoreSpec
+from mcp_memory_core.row_codec import from_micros, to_micros
 from mcp_memory_sqlite_vec import SCHEMA_VERSION, SqliteVecStore
 from mcp_memory_sqlite_vec.binding import BINDINGS, BindingError, select_binding
-from mcp_memory_sqlite_vec.store import MAX_K, from_micros, fts_query, to_micros
+from mcp_memory_sqlite_vec.store import MAX_K, fts_query
 
 DIMS = 8
 MODEL = "test-model-8"

@@ -177,52 +177,10 @@ class MemoryFilter:
         )
 
     def matches(self, memory: Memory) -> bool:
-        """The reference semantics of the filter, for stores that filter in Python."""
-        if self.namespace is not None and memory.namespace != self.namespace:
-            return False
-        if self.namespaces is not None and memory.namespace not in self.namespaces:
-            return False
-        if self.owner is not None and memory.owner != self.owner:
-            return False
-        if self.visible_to is not None and not self.visible_to.allows(memory):
-            return False
-        if not self.include_deleted and memory.deleted_at is not None:
-            return False
-        if not self.include_superseded and memory.superseded_by is not None:
-            return False
-        if self.ids is not None and memory.id not in self.ids:
-            return False
-        if self.pinned is not None and memory.pinned != self.pinned:
-            return False
-        if self.superseded_by_in is not None and memory.superseded_by not in self.superseded_by_in:
-            return False
-        if self.types is not None and memory.type not in self.types:
-            return False
-        if self.tags_any is not None and not self.tags_any.intersection(memory.tags):
-            return False
-        if self.tags_all is not None and not self.tags_all.issubset(memory.tags):
-            return False
-        if self.created_after is not None and memory.created_at < self.created_after:
-            return False
-        if self.created_before is not None and memory.created_at >= self.created_before:
-            return False
-        if self.occurred_after is not None and memory.occurred_at < self.occurred_after:
-            return False
-        if self.occurred_before is not None and memory.occurred_at >= self.occurred_before:
-            return False
-        if self.threads is not None and memory.thread not in self.threads:
-            return False
-        return all(
-            key in memory.metadata and _json_equal(memory.metadata[key], value)
-            for key, value in self.metadata
-        )
+        """The reference semantics of the filter (:mod:`.filter_terms`), for stores that filter in Python."""
+        from .filter_terms import matches
 
-
-def _json_equal(stored: Any, wanted: MetadataValue) -> bool:
-    # JSON equality: bool is not int, and 1 == 1.0 as in SQLite's json_extract comparison.
-    if isinstance(stored, bool) or isinstance(wanted, bool):
-        return isinstance(stored, bool) and isinstance(wanted, bool) and stored == wanted
-    return bool(stored == wanted)
+        return matches(self, memory)
 
 
 @dataclass(frozen=True)
