@@ -19,7 +19,8 @@ from mcp_memory_core import Memory, MemoryFilter, ModelMismatchError, Settings, 
 from mcp_memory_core.row_codec import from_micros, to_micros
 from mcp_memory_sqlite_vec import SCHEMA_VERSION, SqliteVecStore
 from mcp_memory_sqlite_vec.binding import BINDINGS, BindingError, select_binding
-from mcp_memory_sqlite_vec.store import MAX_K, fts_query
+from mcp_memory_sqlite_vec.keywords import fts_query
+from mcp_memory_sqlite_vec.store import MAX_K
 
 DIMS = 8
 MODEL = "test-model-8"
@@ -472,13 +473,14 @@ CREATE VIRTUAL TABLE IF NOT EXISTS vectors USING vec0 (
 
 
 def make_v1_file(path: Path, memories: list[Memory], vectors: np.ndarray) -> None:
-    from mcp_memory_sqlite_vec.store import _COLUMNS, _row_values, _split_sql
+    from mcp_memory_sqlite_vec.schema import split_sql
+    from mcp_memory_sqlite_vec.store import _COLUMNS, _row_values
 
     binding = select_binding()
     conn = binding.connect(str(path), timeout=5)
     try:
         conn.execute("BEGIN")
-        for statement in _split_sql(V1_SCHEMA):
+        for statement in split_sql(V1_SCHEMA):
             conn.execute(statement)
         conn.executemany(
             "INSERT INTO meta (key, value) VALUES (?, ?)",
@@ -637,7 +639,7 @@ def test_knn_paths_match_reference(store: SqliteVecStore, monkeypatch: pytest.Mo
 
 
 def test_fts_query_drops_stopwords_unless_nothing_else_is_left() -> None:
-    from mcp_memory_sqlite_vec.store import fts_query
+    from mcp_memory_sqlite_vec.keywords import fts_query
 
     assert (
         fts_query("What did Caroline say about the pottery class?")

@@ -4,6 +4,7 @@ Importing this package is cheap: neither sqlite-vec nor the SQLite binding is im
 is opened.
 """
 
-from .store import SCHEMA_VERSION, SqliteVecStore
+from .schema import SCHEMA_VERSION
+from .store import SqliteVecStore
 
 __all__ = ["SCHEMA_VERSION", "SqliteVecStore"]

@@ -83,7 +83,6 @@ import json
 import logging
 import os
 import random
-import re
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -110,6 +109,8 @@ from .errors import (
     refuse_foreign,
     storage_error,
 )
+from .keywords import fts_query
+from .schema import SCHEMA, SCHEMA_VERSION, TYPE_CASE, TYPE_CODES, split_sql, vectors_ddl
 from .sql_filters import needs_rows, where_sql
 from .vector_cache import (
     COARSE_THRESHOLD,
@@ -123,7 +124,6 @@ from .vector_cache import (
 
 log = logging.getLogger("mcp_memory_sqlite_vec")
 
-SCHEMA_VERSION = 4
 MAX_K = 4096  # sqlite-vec 0.1.9 refuses k > 4096
 BUSY_TIMEOUT_S = 10.0
 BEGIN_POLL_MIN_S = 0.0005  # a writer waiting for another process's write lock tries again after this …
@@ -133,7 +133,6 @@ BEGIN_POLL_MAX_S = 0.004  # … doubling up to this (with jitter)
 # vector cache on, vec0 only serves the rare fallbacks, and the mapped pages would count in the
 # process's RSS (at 100k: 699 MB with the map, 462 MB without), so the map is only used without it.
 MMAP_SIZE = 1 << 30
-MAX_KEYWORD_TOKENS = 64
 _ITER_BATCH = 500
 # Filters vec0 cannot express (tags, metadata, ids) are resolved on the rows table first. When the
 # matching vectors are few, reading their float32 copies from ``passages`` and scanning them with
@@ -141,13 +140,6 @@ _ITER_BATCH = 500
 # 100k x 384-d, 2 000 copies read + scanned ≈ 5-15 ms vs ≈ 35-50 ms for vec0; at 20 000 vec0 wins.
 EXACT_SCAN_MAX_ROWS = 4000
 EXACT_SCAN_MIN_ROWS = 256
-# Memory types as small integers for the vec0 ``type`` metadata column (never renumber: on disk).
-TYPE_CODES: dict[MemoryType, int] = {
-    MemoryType.WORKING: 1,
-    MemoryType.EPISODIC: 2,
-    MemoryType.SEMANTIC: 3,
-    MemoryType.PROCEDURAL: 4,
-}
 
 # The in-process vector cache (see vector_cache.py): on unless MCP_MEMORY_SQLITE_VECTOR_CACHE=0;
 # skipped (vec0 answers) when it would take more than MCP_MEMORY_SQLITE_VECTOR_CACHE_MAX_MB.
@@ -160,9 +152,6 @@ VECTOR_CACHE_EXACT_ENV = "MCP_MEMORY_SQLITE_VECTOR_CACHE_EXACT_ROWS"
 # rows, 20 000-row batches left the process 61 MB larger after the load (freed heap the allocator
 # keeps) than 500-row batches, which also load faster (0.58 vs 0.98 s).
 _LOAD_BATCH = 500
-# cache_log keeps the newest entries only (a trigger prunes older ones): a vector cache that fell
-# further behind than this reloads in full instead of replaying the log.
-CACHE_LOG_KEEP = 100_000
 # Replaying more changed memories than this fraction of the cache's rows reloads it instead.
 REPLAY_MAX_FRACTION = 0.1
 _MODE_LABELS: dict[CacheMode, str] = {
@@ -171,141 +160,8 @@ _MODE_LABELS: dict[CacheMode, str] = {
     "bits": "sign-bit pass + exact rerank",
 }
 
-_TOKEN = re.compile(r"\w+", re.UNICODE)
-
 _COLUMNS = ", ".join(COLUMNS)
 _PLACEHOLDERS = ", ".join("?" * len(COLUMNS))
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (
-    key   TEXT PRIMARY KEY,
-    value TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS namespaces (
-    id   INTEGER PRIMARY KEY,
-    name TEXT NOT NULL UNIQUE
-);
-CREATE TABLE IF NOT EXISTS memories (
-    seq           INTEGER PRIMARY KEY,
-    id            TEXT NOT NULL UNIQUE,
-    content       TEXT NOT NULL,
-    metadata      TEXT NOT NULL DEFAULT '{}',
-    created_at    INTEGER NOT NULL,
-    updated_at    INTEGER NOT NULL,
-    superseded_by TEXT,
-    deleted_at    INTEGER,
-    namespace     TEXT NOT NULL,
-    type          TEXT NOT NULL,
-    tags          TEXT NOT NULL DEFAULT '[]',
-    importance    REAL NOT NULL,
-    pinned        INTEGER NOT NULL DEFAULT 0,
-    access_count  INTEGER NOT NULL DEFAULT 0,
-    last_accessed INTEGER,
-    owner         TEXT NOT NULL DEFAULT 'local',
-    privacy_scope TEXT NOT NULL DEFAULT 'private',
-    occurred_at   INTEGER NOT NULL,
-    thread        TEXT
-);
-CREATE INDEX IF NOT EXISTS memories_ns_created ON memories (namespace, created_at, id);
-CREATE INDEX IF NOT EXISTS memories_created ON memories (created_at, id);
-CREATE INDEX IF NOT EXISTS memories_superseded_by ON memories (superseded_by);
-CREATE INDEX IF NOT EXISTS memories_owner ON memories (owner, privacy_scope);
-CREATE INDEX IF NOT EXISTS memories_thread ON memories (thread, occurred_at) WHERE thread IS NOT NULL;
-CREATE INDEX IF NOT EXISTS memories_occurred ON memories (occurred_at);
-CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5 (
-    content, content='memories', content_rowid='seq', tokenize='porter unicode61'
-);
-CREATE TRIGGER IF NOT EXISTS memories_fts_ai AFTER INSERT ON memories BEGIN
-    INSERT INTO memories_fts (rowid, content) VALUES (new.seq, new.content);
-END;
-CREATE TRIGGER IF NOT EXISTS memories_fts_ad AFTER DELETE ON memories BEGIN
-    INSERT INTO memories_fts (memories_fts, rowid, content) VALUES ('delete', old.seq, old.content);
-END;
-CREATE TRIGGER IF NOT EXISTS memories_fts_au AFTER UPDATE OF content ON memories BEGIN
-    INSERT INTO memories_fts (memories_fts, rowid, content) VALUES ('delete', old.seq, old.content);
-    INSERT INTO memories_fts (rowid, content) VALUES (new.seq, new.content);
-END;
-CREATE TABLE IF NOT EXISTS memory_tags (
-    tag TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    PRIMARY KEY (tag, seq)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS memory_tags_seq ON memory_tags (seq);
-CREATE TRIGGER IF NOT EXISTS memory_tags_ai AFTER INSERT ON memories BEGIN
-    INSERT OR IGNORE INTO memory_tags (tag, seq) SELECT value, new.seq FROM json_each(new.tags);
-END;
-CREATE TRIGGER IF NOT EXISTS memory_tags_ad AFTER DELETE ON memories BEGIN
-    DELETE FROM memory_tags WHERE seq = old.seq;
-END;
-CREATE TRIGGER IF NOT EXISTS memory_tags_au AFTER UPDATE OF tags ON memories BEGIN
-    DELETE FROM memory_tags WHERE seq = old.seq;
-    INSERT OR IGNORE INTO memory_tags (tag, seq) SELECT value, new.seq FROM json_each(new.tags);
-END;
-CREATE TABLE IF NOT EXISTS passages (
-    vrow      INTEGER PRIMARY KEY,
-    seq       INTEGER NOT NULL,
-    embedding BLOB NOT NULL
-);
-CREATE INDEX IF NOT EXISTS passages_seq ON passages (seq);
-CREATE TABLE IF NOT EXISTS cache_log (
-    id  INTEGER PRIMARY KEY AUTOINCREMENT,
-    seq INTEGER NOT NULL
-);
-CREATE TRIGGER IF NOT EXISTS cache_log_passage_ai AFTER INSERT ON passages BEGIN
-    INSERT INTO cache_log (seq) VALUES (new.seq);
-END;
-CREATE TRIGGER IF NOT EXISTS cache_log_passage_ad AFTER DELETE ON passages BEGIN
-    INSERT INTO cache_log (seq) VALUES (old.seq);
-END;
-CREATE TRIGGER IF NOT EXISTS cache_log_memory_au
-AFTER UPDATE OF deleted_at, superseded_by, namespace, type, created_at ON memories
-WHEN old.deleted_at IS NOT new.deleted_at OR old.superseded_by IS NOT new.superseded_by
-    OR old.namespace IS NOT new.namespace OR old.type IS NOT new.type
-    OR old.created_at IS NOT new.created_at
-BEGIN
-    INSERT INTO cache_log (seq) VALUES (new.seq);
-END;
-CREATE TRIGGER IF NOT EXISTS cache_log_prune AFTER INSERT ON cache_log WHEN new.id % 1000 = 0 BEGIN
-    DELETE FROM cache_log WHERE id <= new.id - CACHE_LOG_KEEP;
-END;
-""".replace("CACHE_LOG_KEEP", str(CACHE_LOG_KEEP))
-
-_TYPE_CASE = (
-    "CASE {col} "
-    + " ".join(f"WHEN '{t.value}' THEN {code}" for t, code in TYPE_CODES.items())
-    + " ELSE 0 END"
-)
-
-
-def _vectors_ddl(dimensions: int) -> str:
-    return (
-        "CREATE VIRTUAL TABLE IF NOT EXISTS vectors USING vec0 ("
-        f"embedding float[{int(dimensions)}] distance_metric=cosine, "
-        "ns integer, deleted integer, superseded integer, type integer, created integer)"
-    )
-
-
-# English function words. A query is OR-ed, so "what did the user say about …" would otherwise match
-# nearly every memory through "the" or "did", drowning the words that matter: dropping them lifted
-# LoCoMo FTS-only hit@5 from 0.537 to 0.591 on the dev split. A query of nothing but these keeps them.
-STOPWORDS = frozenset(
-    """a an the and or but if of to in on at by for with about as into from is are was were be been
-    being do does did doing what when where which who whom whose why how this that these those it its
-    i you he she they we me him her them my your his our their mine yours not no can could would
-    should will shall may might must have has had there here than then so just also very s t""".split()  # noqa: SIM905
-)
-
-
-def fts_query(text: str) -> str | None:
-    """Make user text safe for FTS5 MATCH: every word becomes a quoted term, terms are OR-ed
-    (bm25 ranks documents matching more, rarer terms first), English stopwords are dropped unless
-    nothing else is left. None when the text has no words."""
-    tokens = list(dict.fromkeys(t.lower() for t in _TOKEN.findall(text)))
-    tokens = ([t for t in tokens if t not in STOPWORDS] or tokens)[:MAX_KEYWORD_TOKENS]
-    if not tokens:
-        return None
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in tokens)
-
 
 _CODEC = JsonTextRowCodec()
 _row_values = _CODEC.encode
@@ -524,11 +380,11 @@ class SqliteVecStore:
                 self._migrate_v2(conn)
             if 0 < version < 4:
                 self._migrate_v3(conn)
-            for statement in _split_sql(_SCHEMA):
+            for statement in split_sql(SCHEMA):
                 conn.execute(statement)
             if version == 1:
                 self._migrate_v1(conn, dimensions)
-            conn.execute(_vectors_ddl(dimensions))
+            conn.execute(vectors_ddl(dimensions))
             conn.executemany(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
                 [
@@ -575,11 +431,11 @@ class SqliteVecStore:
             "SELECT v.rowid, v.rowid, v.embedding FROM vectors v JOIN memories m ON m.seq = v.rowid"
         )
         conn.execute("DROP TABLE vectors")
-        conn.execute(_vectors_ddl(dimensions))
+        conn.execute(vectors_ddl(dimensions))
         conn.execute(
             "INSERT INTO vectors (rowid, embedding, ns, deleted, superseded, type, created) "
             "SELECT p.vrow, p.embedding, n.id, m.deleted_at IS NOT NULL, m.superseded_by IS NOT NULL, "
-            f"{_TYPE_CASE.format(col='m.type')}, m.created_at "
+            f"{TYPE_CASE.format(col='m.type')}, m.created_at "
             "FROM passages p JOIN memories m ON m.seq = p.seq JOIN namespaces n ON n.name = m.namespace"
         )
         conn.execute(
@@ -869,7 +725,7 @@ class SqliteVecStore:
             "SELECT p.vrow, p.seq, p.embedding, "
             "coalesce((SELECT n.id FROM namespaces n WHERE n.name = m.namespace), -1), "
             "m.deleted_at IS NOT NULL, "
-            f"m.superseded_by IS NOT NULL, {_TYPE_CASE.format(col='m.type')}, m.created_at "
+            f"m.superseded_by IS NOT NULL, {TYPE_CASE.format(col='m.type')}, m.created_at "
             f"FROM passages p CROSS JOIN memories m ON m.seq = p.seq {where} ORDER BY p.vrow",
             params,
         )
@@ -1396,19 +1252,3 @@ def _owner_index(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
         raise ValueError(f"owners must be integer positions into memories; got {value!r}")
     return int(value)
-
-
-def _split_sql(script: str) -> list[str]:
-    """Split a schema script into statements (triggers contain ';' inside BEGIN … END)."""
-    statements, current = [], []
-    for line in script.strip().splitlines():
-        current.append(line)
-        text = "\n".join(current).strip()
-        if text.endswith(";") and (
-            not text.upper().startswith("CREATE TRIGGER") or text.upper().endswith("END;")
-        ):
-            statements.append(text)
-            current = []
-    if "\n".join(current).strip():
-        statements.append("\n".join(current).strip())
-    return statements
