@@ -27,6 +27,7 @@ from mcp_memory_core import (
     StoreCapabilities,
     Vector,
 )
+from mcp_memory_core.store_writes import check_update, checked_insert, updated
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -150,17 +151,7 @@ class InMemoryStore:
     ) -> None:
         if self._model is None:
             raise RuntimeError("InMemoryStore.open() must be called before insert().")
-        array = np.asarray(vectors, dtype=np.float32)
-        rows_owner = list(range(len(memories))) if owners is None else list(owners)
-        if array.ndim != 2 or array.shape != (len(rows_owner), self._model[1]):
-            raise ValueError(
-                f"expected vectors of shape {(len(rows_owner), self._model[1])}, got {array.shape}"
-            )
-        if set(rows_owner) != set(range(len(memories))):
-            raise ValueError("every memory needs at least one vector, and owners must index memories")
-        ids = [m.id for m in memories]
-        if len(set(ids)) != len(ids):
-            raise ValueError("duplicate memory ids in one insert")
+        memories, array, rows_owner = checked_insert(memories, vectors, owners, self._model[1])
         with self.transaction():
             for memory in memories:
                 if memory.id in self._rows:
@@ -174,13 +165,11 @@ class InMemoryStore:
             return {i: self._rows[i] for i in ids if i in self._rows}
 
     def update_fields(self, memory_id: str, fields: Mapping[str, Any]) -> None:
+        check_update(memory_id, fields)
         with self._lock:
             if memory_id not in self._rows:
                 raise MemoryNotFoundError(memory_id)
-            current = self._rows[memory_id]
-            self._rows[memory_id] = Memory.model_validate(
-                {**current.model_dump(), **copy.deepcopy(dict(fields))}
-            )
+            self._rows[memory_id] = updated(self._rows[memory_id], copy.deepcopy(dict(fields)))
 
     def record_access(self, counts: Mapping[str, int], when: datetime) -> None:
         with self.transaction():

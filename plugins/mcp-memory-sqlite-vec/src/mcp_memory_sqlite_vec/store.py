@@ -97,6 +97,7 @@ from mcp_memory_core.filter_terms import matches_nothing
 from mcp_memory_core.models import Memory, MemoryFilter, MemoryType
 from mcp_memory_core.protocols import StoreCapabilities, Vector
 from mcp_memory_core.row_codec import COLUMNS, JsonTextRowCodec, to_micros
+from mcp_memory_core.store_writes import check_update, checked_insert, updated
 
 from .binding import Binding, select_binding
 from .cache_sync import VectorCacheSync
@@ -577,43 +578,9 @@ class SqliteVecStore(VectorCacheSync):
         Without ``owners`` row i of ``vectors`` belongs to ``memories[i]``; with ``owners`` (one entry
         per row) row i belongs to ``memories[owners[i]]``, and every memory needs at least one row.
         """
-        memories = list(memories)
-        array = np.ascontiguousarray(np.asarray(vectors, dtype=np.float32))
-        if array.ndim == 1 and len(memories) == 1 and owners is None:
-            array = array.reshape(1, -1)
-        if array.ndim != 2 or array.shape[1] != self._dims:
-            raise ValueError(
-                f"insert needs a 2-d array of {self._dims}-d vectors: got vectors of shape {array.shape}"
-            )
-        if owners is None:
-            if array.shape[0] != len(memories):
-                raise ValueError(
-                    f"insert needs one {self._dims}-d vector per memory when owners is not given: got "
-                    f"{len(memories)} memories and vectors of shape {array.shape}"
-                )
-            owner_list = list(range(len(memories)))
-        else:
-            owner_list = [_owner_index(o) for o in owners]
-            if len(owner_list) != array.shape[0]:
-                raise ValueError(
-                    f"owners needs one entry per vector row: got {len(owner_list)} owners for "
-                    f"{array.shape[0]} vectors"
-                )
-            bad = sorted({o for o in owner_list if not 0 <= o < len(memories)})
-            if bad:
-                raise ValueError(f"owners {bad[:5]} do not index the {len(memories)} memories")
-            without = sorted(set(range(len(memories))) - set(owner_list))
-            if without:
-                raise ValueError(
-                    f"every memory needs at least one vector; memories at positions {without[:5]} have none"
-                )
+        memories, array, owner_list = checked_insert(memories, vectors, owners, int(self._dims or 0))
         if not memories:
             return
-        if not np.all(np.isfinite(array)):
-            raise ValueError("vectors contain NaN or infinity")
-        ids = [m.id for m in memories]
-        if len(set(ids)) != len(ids):
-            raise ValueError("duplicate memory ids in one insert")
         with self.transaction():
             conn = self._db()
             seqs: list[int] = []
@@ -656,18 +623,14 @@ class SqliteVecStore(VectorCacheSync):
         """Set fields of one memory (validated as a Memory). Raises MemoryNotFoundError if absent.
 
         The vec0 metadata columns of EVERY vector of the memory follow the row."""
-        if "id" in fields and fields["id"] != memory_id:
-            raise ValueError("update_fields cannot change a memory's id")
-        unknown = set(fields) - set(Memory.model_fields)
-        if unknown:
-            raise ValueError(f"Unknown memory fields: {', '.join(sorted(unknown))}")
+        check_update(memory_id, fields)
         with self.transaction():
             conn = self._db()
             row = conn.execute(f"SELECT seq, {_COLUMNS} FROM memories WHERE id = ?", (memory_id,)).fetchone()
             if row is None:
                 raise MemoryNotFoundError(memory_id)
             seq, old = row[0], _memory(row[1:])
-            new = Memory.model_validate({**old.model_dump(), **dict(fields)})
+            new = updated(old, fields)
             values = _row_values(new)[1:]
             assignments = ", ".join(f"{name} = ?" for name in _COLUMNS.split(", ")[1:])
             if new.content == old.content:  # don't fire the FTS trigger for nothing
@@ -987,9 +950,3 @@ class SqliteVecStore(VectorCacheSync):
             for row in rows:
                 yield _memory(row[1:])
             last = rows[-1][0]
-
-
-def _owner_index(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise ValueError(f"owners must be integer positions into memories; got {value!r}")
-    return int(value)
