@@ -94,6 +94,7 @@ import numpy as np
 
 from mcp_memory_core.errors import MemoryNotFoundError, ModelMismatchError, StorageError
 from mcp_memory_core.filter_terms import matches_nothing
+from mcp_memory_core.migrations import SchemaTooNewError
 from mcp_memory_core.models import Memory, MemoryFilter, MemoryType
 from mcp_memory_core.protocols import StoreCapabilities, Vector
 from mcp_memory_core.row_codec import COLUMNS, JsonTextRowCodec, to_micros
@@ -351,10 +352,9 @@ class SqliteVecStore(VectorCacheSync):
                 stored = dict(conn.execute("SELECT key, value FROM meta").fetchall())
             version = int(stored.get("schema_version", "0"))
             if version > SCHEMA_VERSION:
-                raise RuntimeError(
-                    f"The database {self.location} has schema version {version}, newer than this "
-                    f"mcp-memory-sqlite-vec understands ({SCHEMA_VERSION}). Upgrade mcp-memory-sqlite-vec."
-                )
+                # The file's upgrade chain stays here (not core's ``migrations.pending``): its steps
+                # are not in version order (v1's data move needs the v3/v4 columns added first).
+                raise SchemaTooNewError(self.location, version, SCHEMA_VERSION, "mcp-memory-sqlite-vec")
             stored_model = stored.get("model_id")
             stored_dims = int(stored["dimensions"]) if "dimensions" in stored else None
             if stored_model is not None and stored_model != model_id:
