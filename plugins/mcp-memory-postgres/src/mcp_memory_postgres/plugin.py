@@ -1,0 +1,59 @@
+"""pluggy registration of the ``postgres`` store (entry point ``postgres`` in group ``mcp_memory``).
+
+Importing this module is cheap: psycopg and pgvector are imported when a store opens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from mcp_memory_core import StoreSpec, hookimpl
+
+from .store import EXACT_ROWS, PostgresStore
+
+if TYPE_CHECKING:
+    from mcp_memory_core.settings import Settings
+
+
+class PostgresSettings(BaseSettings):
+    """Settings of the postgres store, from environment variables prefixed ``MCP_MEMORY_``."""
+
+    model_config = SettingsConfigDict(env_prefix="MCP_MEMORY_", extra="ignore")
+
+    database_url: str = Field(
+        default="",
+        description="The PostgreSQL database (libpq URL, e.g. postgresql://mcp@db.internal/memory); "
+        "the password may come from PGPASSWORD or ~/.pgpass instead of the URL",
+    )
+    postgres_pool_size: int = Field(default=10, ge=2, description="Connections each server keeps at most")
+    postgres_exact_rows: int = Field(
+        default=EXACT_ROWS,
+        ge=0,
+        description="Up to this many vectors (or a filter matching this many) KNN scans exactly; above, "
+        "the HNSW index answers",
+    )
+
+
+def _make(settings: Settings) -> PostgresStore:
+    own = PostgresSettings()
+    if not own.database_url.strip():
+        raise ValueError(
+            "MCP_MEMORY_STORE=postgres needs MCP_MEMORY_DATABASE_URL, e.g. postgresql://mcp@db.internal/memory."
+        )
+    return PostgresStore(
+        own.database_url, pool_size=own.postgres_pool_size, exact_rows=own.postgres_exact_rows
+    )
+
+
+@hookimpl
+def mcp_memory_stores() -> Iterator[StoreSpec]:
+    yield StoreSpec(
+        name="postgres",
+        factory=_make,
+        description="PostgreSQL + pgvector (HNSW) + full-text search: several servers on one database",
+        settings_model=PostgresSettings,
+    )

@@ -1,0 +1,517 @@
+"""PostgresStore: memories in PostgreSQL with pgvector, for several servers on one database.
+
+Nothing is cached in the process: every read is a query, so a memory one server stores is found by
+every other server the moment its transaction commits (``read committed``). What the store shares
+with the SQLite store comes from core: the filter meaning and its SQL (:mod:`.sql_filters` renders
+it with arrays, ``timestamptz``, ``text[]`` tags and ``jsonb`` metadata), the row codec, the write
+checks and the migration plan (:mod:`.schema`).
+
+KNN. ``passages`` has an HNSW index (cosine). pgvector 0.6 applies a WHERE clause after the index
+scan, so a filtered query could return fewer than ``k`` memories although ``k`` match; and several
+passages may belong to one memory. So a KNN first asks the index for ``n`` rows (``hnsw.ef_search``
+raised to ``n``), keeps the matching rows' best per memory, and grows ``n`` (×4, up to
+``MAX_INDEX_ROWS``) until ``k`` memories are found or the index has no more rows; then it falls back
+to an exact scan of the matching rows. A store with at most ``exact_rows`` passages (default 20,000),
+or a filter matching at most that many, is always scanned exactly (the index gains nothing there).
+
+Keyword search: a generated ``tsvector`` (english) with a GIN index, the user's words OR-ed into a
+``tsquery`` (each word a quoted lexeme, so no text is ever query syntax). PostgreSQL's own ranks
+(``ts_rank_cd``) know no document frequency: "code word kw2x0" ranked every memory holding "code word"
+level with the one holding the rare "kw2x0". So the score is BM25's: the inverse document frequency
+of each query word the memory holds (counted through the GIN index), which is also the scale the
+hybrid ranker was tuned on with SQLite's bm25.
+
+Transactions: ``transaction()`` holds one pooled connection for the calling thread from BEGIN to
+COMMIT; that thread's reads use it (they must see its uncommitted writes); every other call borrows a
+connection from the pool, in autocommit mode, so threads never wait for each other's transactions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import re
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from mcp_memory_core.errors import MemoryNotFoundError, ModelMismatchError, StorageError
+from mcp_memory_core.filter_terms import matches_nothing
+from mcp_memory_core.migrations import pending, run
+from mcp_memory_core.models import Memory, MemoryFilter
+from mcp_memory_core.protocols import StoreCapabilities, Vector
+from mcp_memory_core.row_codec import COLUMNS, RowCodec
+from mcp_memory_core.store_writes import check_update, checked_insert, updated
+
+from .schema import MIGRATION_LOCK, SCHEMA, SCHEMA_VERSION, migrations
+from .sql_filters import where_sql
+
+log = logging.getLogger("mcp_memory_postgres")
+
+PACKAGE = "mcp-memory-postgres"
+MAX_K = 4096
+EXACT_ROWS = 20_000
+MAX_INDEX_ROWS = 1000  # hnsw.ef_search's ceiling in pgvector
+MAX_KEYWORD_TOKENS = 64
+_ITER_BATCH = 500
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+
+_MEMORIES = f"{SCHEMA}.memories"
+_PASSAGES = f"{SCHEMA}.passages"
+_COLUMNS = ", ".join(COLUMNS)
+_M_COLUMNS = ", ".join(f"m.{c}" for c in COLUMNS)
+
+
+class JsonbRowCodec(RowCodec):
+    """Times as ``timestamptz``, metadata as ``jsonb``, tags as ``text[]``."""
+
+    def json_out(self, value: dict[str, Any]) -> Any:
+        from psycopg.types.json import Jsonb
+
+        return Jsonb(value)
+
+
+_CODEC = JsonbRowCodec()
+
+
+def redact(url: str) -> str:
+    """``url`` without its password (for logs, errors and ``location``)."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        parts = conninfo_to_dict(url)
+    except Exception:
+        return "postgresql://(unparseable URL)"
+    host = parts.get("host") or "localhost"
+    port = f":{parts['port']}" if parts.get("port") else ""
+    user = f"{parts['user']}@" if parts.get("user") else ""
+    return f"postgresql://{user}{host}{port}/{parts.get('dbname') or ''}"
+
+
+def query_words(text: str) -> list[str]:
+    """The distinct words of a query (at most ``MAX_KEYWORD_TOKENS``), lowercased: each becomes one
+    quoted ``tsquery`` lexeme, so no text is ever query syntax."""
+    return list(dict.fromkeys(t.lower() for t in _TOKEN.findall(text)))[:MAX_KEYWORD_TOKENS]
+
+
+def idf(df: int, total: int) -> float:
+    """BM25's inverse document frequency (never negative)."""
+    return math.log(1 + (max(total, df) - df + 0.5) / (df + 0.5))
+
+
+class PostgresStore:
+    """The team store. ``url``: a libpq connection string or ``postgresql://`` URL."""
+
+    def __init__(self, url: str, *, pool_size: int = 10, exact_rows: int = EXACT_ROWS) -> None:
+        if not isinstance(url, str) or not url.strip():
+            raise ValueError("The PostgreSQL store needs a database URL (MCP_MEMORY_DATABASE_URL).")
+        self._url = url
+        self._location = redact(url)
+        self._pool_size = max(2, int(pool_size))
+        self._exact_rows = int(exact_rows)
+        self._pool: Any = None
+        self._model: tuple[str, int] | None = None
+        self._local = threading.local()
+        self._open_lock = threading.Lock()
+
+    @property
+    def capabilities(self) -> StoreCapabilities:
+        return StoreCapabilities(keyword_search=True, concurrent_processes=True, thread_safe=True)
+
+    @property
+    def location(self) -> str:
+        return self._location
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({self._location!r})"
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def open(self, model_id: str, dimensions: int) -> None:
+        with self._open_lock:
+            if self._pool is not None:
+                if self._model != (model_id, dimensions):
+                    assert self._model is not None
+                    raise ModelMismatchError(
+                        self._location,
+                        f"{self._model[0]} ({self._model[1]}-d)",
+                        f"{model_id} ({dimensions}-d)",
+                    )
+                return
+            import psycopg
+            from psycopg_pool import ConnectionPool
+
+            with self._errors("open"):
+                with psycopg.connect(self._url, autocommit=True) as conn:
+                    self._init_schema(conn, model_id, dimensions)
+                pool = ConnectionPool(
+                    self._url,
+                    min_size=1,
+                    max_size=self._pool_size,
+                    kwargs={"autocommit": True},
+                    configure=_configure,
+                    open=False,
+                    name="mcp-memory",
+                )
+                pool.open(wait=True, timeout=30)
+            self._pool, self._model = pool, (model_id, dimensions)
+
+    def _init_schema(self, conn: Any, model_id: str, dimensions: int) -> None:
+        """Create or migrate the schema under an advisory lock (two servers starting at once take
+        turns; the second finds the work done), after checking the stored model."""
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+            if conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone() is None:
+                try:
+                    with conn.transaction():
+                        conn.execute("CREATE EXTENSION vector")
+                except Exception as exc:
+                    raise StorageError(
+                        f"The pgvector extension is not installed in {self._location} and this user "
+                        f"cannot install it ({exc}). Run CREATE EXTENSION vector; as a superuser, then "
+                        "start the server again."
+                    ) from exc
+            conn.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
+            conn.execute(
+                f"CREATE TABLE IF NOT EXISTS {SCHEMA}.meta (key text PRIMARY KEY, value text NOT NULL)"
+            )
+            stored = dict(conn.execute(f"SELECT key, value FROM {SCHEMA}.meta").fetchall())
+            version = int(stored.get("schema_version", "0"))
+            steps = pending(version, migrations(dimensions), location=self._location, package=PACKAGE)
+            stored_model = stored.get("model_id")
+            stored_dims = int(stored["dimensions"]) if "dimensions" in stored else None
+            if stored_model is not None and stored_model != model_id:
+                raise ModelMismatchError(self._location, stored_model, model_id)
+            if stored_dims is not None and stored_dims != dimensions:
+                raise ModelMismatchError(
+                    self._location, f"{stored_model} ({stored_dims}-d)", f"{model_id} ({dimensions}-d)"
+                )
+            run(conn.execute, steps, conn, location=self._location)
+            conn.execute(
+                f"INSERT INTO {SCHEMA}.meta (key, value) VALUES "
+                "('schema_version', %s), ('model_id', %s), ('dimensions', %s) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (str(SCHEMA_VERSION), model_id, str(dimensions)),
+            )
+
+    def close(self) -> None:
+        with self._open_lock:
+            pool, self._pool = self._pool, None
+            self._model = None
+        if pool is not None:
+            pool.close()
+
+    def meta(self) -> dict[str, str]:
+        with self._connection() as conn:
+            return {str(k): str(v) for k, v in conn.execute(f"SELECT key, value FROM {SCHEMA}.meta")}
+
+    # -- connections and transactions ------------------------------------------------------------
+    @contextlib.contextmanager
+    def _errors(self, action: str) -> Iterator[None]:
+        """psycopg's operational errors (the server gone, a refused connection, a pool timeout) as one
+        sentence naming the database; programming errors stay what they are (bugs, not outages)."""
+        import psycopg
+        from psycopg_pool import PoolTimeout
+
+        try:
+            yield
+        except (psycopg.OperationalError, PoolTimeout) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            doing = {"open": "opening", "read": "reading", "write": "writing"}[action]
+            done = "; nothing was written" if action == "write" else ""
+            raise StorageError(
+                f"PostgreSQL at {self._location} failed while {doing}: {first}{done}."
+            ) from exc
+
+    @contextlib.contextmanager
+    def _connection(self) -> Iterator[Any]:
+        """This thread's transaction connection, or a pooled one in autocommit mode."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            yield conn
+            return
+        if self._pool is None:
+            raise RuntimeError("PostgresStore.open() must be called first.")
+        with self._errors("read"), self._pool.connection() as conn:
+            yield conn
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """All writes inside commit together, or none on an exception. Nested blocks are no-ops."""
+        if getattr(self._local, "conn", None) is not None:
+            yield
+            return
+        if self._pool is None:
+            raise RuntimeError("PostgresStore.open() must be called first.")
+        with self._errors("write"), self._pool.connection() as conn, conn.transaction():
+            self._local.conn = conn
+            try:
+                yield
+            finally:
+                self._local.conn = None
+
+    # -- writes ----------------------------------------------------------------------------------
+    def insert(
+        self, memories: Sequence[Memory], vectors: Vector, owners: Sequence[int] | None = None
+    ) -> None:
+        assert self._model is not None, "PostgresStore.open() must be called first."
+        memories, array, owner_list = checked_insert(memories, vectors, owners, self._model[1])
+        if not memories:
+            return
+        import psycopg
+
+        with self.transaction(), self._connection() as conn:
+            seqs = [
+                int(r[0])
+                for r in conn.execute(
+                    "SELECT nextval(pg_get_serial_sequence(%s, 'seq')) FROM generate_series(1, %s)",
+                    (_MEMORIES, len(memories)),
+                )
+            ]
+            try:
+                with conn.cursor() as cur:
+                    cur.executemany(
+                        f"INSERT INTO {_MEMORIES} (seq, {_COLUMNS}) VALUES (%s, {', '.join(['%s'] * len(COLUMNS))})",
+                        [(seq, *_CODEC.encode(m)) for seq, m in zip(seqs, memories, strict=True)],
+                    )
+            except psycopg.errors.UniqueViolation as exc:
+                taken = next((m.id for m in memories if m.id in str(exc)), None)
+                raise ValueError(
+                    f"A memory with id {taken} already exists"
+                    if taken
+                    else "A memory with that id already exists"
+                ) from exc
+            with conn.cursor() as cur:
+                cur.executemany(
+                    f"INSERT INTO {_PASSAGES} (seq, embedding) VALUES (%s, %s)",
+                    [(seqs[owner], array[row]) for row, owner in enumerate(owner_list)],
+                )
+
+    def update_fields(self, memory_id: str, fields: Mapping[str, Any]) -> None:
+        check_update(memory_id, fields)
+        with self.transaction(), self._connection() as conn:
+            row = conn.execute(
+                f"SELECT {_COLUMNS} FROM {_MEMORIES} WHERE id = %s FOR UPDATE", (memory_id,)
+            ).fetchone()
+            if row is None:
+                raise MemoryNotFoundError(memory_id)
+            new = updated(_CODEC.decode(row), fields)
+            values = _CODEC.encode(new)[1:]
+            assignments = ", ".join(f"{name} = %s" for name in COLUMNS[1:])
+            conn.execute(f"UPDATE {_MEMORIES} SET {assignments} WHERE id = %s", (*values, memory_id))
+
+    def record_access(self, counts: Mapping[str, int], when: datetime) -> None:
+        """Increments in SQL, so concurrent servers never lose each other's counts."""
+        items = [(memory_id, int(n)) for memory_id, n in counts.items()]
+        if any(n < 0 for _, n in items):
+            raise ValueError("record_access counts must be >= 0")
+        if not items:
+            return
+        with self.transaction(), self._connection() as conn:
+            conn.execute(
+                f"UPDATE {_MEMORIES} m SET access_count = m.access_count + v.n, last_accessed = %s "
+                "FROM unnest(%s::text[], %s::bigint[]) AS v(id, n) WHERE m.id = v.id",
+                (_utc(when), [i for i, _ in items], [n for _, n in items]),
+            )
+
+    def purge(self, ids: Sequence[str]) -> int:
+        ids = list(dict.fromkeys(ids))
+        if not ids:
+            return 0
+        with self.transaction(), self._connection() as conn:
+            cur = conn.execute(f"DELETE FROM {_MEMORIES} WHERE id = ANY(%s)", (ids,))
+            return int(cur.rowcount)
+
+    # -- reads -----------------------------------------------------------------------------------
+    def get(self, ids: Sequence[str]) -> dict[str, Memory]:
+        ids = list(dict.fromkeys(ids))
+        if not ids:
+            return {}
+        with self._connection() as conn:
+            rows = conn.execute(f"SELECT {_COLUMNS} FROM {_MEMORIES} WHERE id = ANY(%s)", (ids,)).fetchall()
+        return {row[0]: _CODEC.decode(row) for row in rows}
+
+    def knn(self, vector: Vector, k: int, where: MemoryFilter) -> list[tuple[str, float]]:
+        """Up to ``k`` distinct memories matching ``where``, best cosine similarity over each memory's
+        passages first (see the module docstring for when the HNSW index answers)."""
+        assert self._model is not None, "PostgresStore.open() must be called first."
+        k = min(int(k), MAX_K)
+        if k <= 0 or matches_nothing(where):
+            return []
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if query.shape[0] != self._model[1]:
+            raise ValueError(f"knn needs a {self._model[1]}-d vector; got {query.shape[0]}-d")
+        clause, params = where_sql(where, alias="m")
+        with self._connection() as conn:
+            (rows,) = conn.execute(f"SELECT count(*) FROM {_PASSAGES}").fetchone()
+            if int(rows) > self._exact_rows:
+                found = self._index_knn(conn, query, k, clause, params, int(rows))
+                if found is not None:
+                    return found
+            return self._exact_knn(conn, query, k, clause, params)
+
+    def _index_knn(
+        self, conn: Any, query: Any, k: int, clause: str, params: list[Any], rows: int
+    ) -> list[tuple[str, float]] | None:
+        """KNN through the HNSW index; None when it cannot find ``k`` memories (a selective filter):
+        the caller then scans exactly."""
+        n = min(MAX_INDEX_ROWS, max(2 * k, k + 16, 40))
+        while True:
+            with conn.transaction():
+                conn.execute(f"SET LOCAL hnsw.ef_search = {int(n)}")
+                found = conn.execute(
+                    "WITH near AS MATERIALIZED ("
+                    f" SELECT p.seq, p.embedding <=> %s AS distance FROM {_PASSAGES} p"
+                    " ORDER BY p.embedding <=> %s LIMIT %s) "
+                    f"SELECT m.id, min(near.distance) AS d FROM near JOIN {_MEMORIES} m ON m.seq = near.seq "
+                    f"WHERE {clause} GROUP BY m.id ORDER BY d, m.id LIMIT %s",
+                    (query, query, n, *params, k),
+                ).fetchall()
+            if len(found) >= k or n >= rows:
+                return [(str(i), 1.0 - float(d)) for i, d in found]
+            if n >= MAX_INDEX_ROWS:
+                return None
+            n = min(MAX_INDEX_ROWS, n * 4)
+
+    def _exact_knn(
+        self, conn: Any, query: Any, k: int, clause: str, params: list[Any]
+    ) -> list[tuple[str, float]]:
+        """Every matching passage's distance (no index: exact), the best per memory."""
+        found = conn.execute(
+            f"SELECT m.id, min(p.embedding <=> %s) AS d FROM {_PASSAGES} p JOIN {_MEMORIES} m ON m.seq = p.seq "
+            f"WHERE {clause} GROUP BY m.id ORDER BY d, m.id LIMIT %s",
+            (query, *params, k),
+        ).fetchall()
+        return [(str(i), 1.0 - float(d)) for i, d in found]
+
+    def keyword_search(self, query: str, k: int, where: MemoryFilter) -> list[tuple[str, float]]:
+        """BM25-like: each query word the memory holds adds its inverse document frequency (a rare
+        word outweighs common ones, as in SQLite's bm25), plus ``ts_rank_cd`` to order near-ties."""
+        words = query_words(query) if isinstance(query, str) else []
+        k = min(int(k), MAX_K)
+        if not words or k <= 0 or matches_nothing(where):
+            return []
+        clause, params = where_sql(where, alias="m")
+        with self._connection() as conn:
+            terms = conn.execute(
+                "SELECT q::text, (SELECT count(*) FROM " + _MEMORIES + " d WHERE d.search @@ q) "
+                "FROM (SELECT DISTINCT to_tsquery('english', quote_literal(w)) AS q "
+                "FROM unnest(%s::text[]) AS w) t WHERE numnode(q) > 0",
+                (words,),
+            ).fetchall()
+            if not terms:
+                return []  # only stopwords
+            total = self._memory_count(conn)
+            weights = [idf(int(df), total) for _, df in terms]
+            lexemes = [str(q) for q, _ in terms]
+            score = " + ".join(["(CASE WHEN m.search @@ %s::tsquery THEN %s ELSE 0 END)"] * len(lexemes))
+            rows = conn.execute(
+                f"SELECT m.id, {score} + 0.01 * ts_rank_cd(m.search, q) AS score FROM {_MEMORIES} m, "
+                "to_tsquery('english', %s) q "
+                f"WHERE m.search @@ q AND {clause} ORDER BY score DESC, m.id LIMIT %s",
+                (
+                    *[x for pair in zip(lexemes, weights, strict=True) for x in pair],
+                    " | ".join(f"({q})" for q in lexemes),
+                    *params,
+                    k,
+                ),
+            ).fetchall()
+        return [(str(i), float(s)) for i, s in rows]
+
+    @staticmethod
+    def _memory_count(conn: Any) -> int:
+        """The number of memories, for IDF: the planner's estimate on a large table (exact enough
+        for a logarithm, and free), an exact count on a small one."""
+        (estimate,) = conn.execute(
+            f"SELECT reltuples FROM pg_class WHERE oid = '{_MEMORIES}'::regclass"
+        ).fetchone()
+        if estimate is not None and float(estimate) >= 50_000:
+            return int(estimate)
+        (n,) = conn.execute(f"SELECT count(*) FROM {_MEMORIES}").fetchone()
+        return int(n)
+
+    def thread_neighbours(
+        self, ids: Sequence[str], where: MemoryFilter
+    ) -> dict[str, tuple[str | None, str | None]]:
+        """One window query over the rows of the threads ``ids`` are in (index ``memories_thread``)."""
+        if not ids or matches_nothing(where):
+            return {}
+        wanted = list(dict.fromkeys(ids))
+        clause, params = where_sql(where)
+        with self._connection() as conn:
+            rows = conn.execute(
+                "WITH ordered AS (SELECT id, LAG(id) OVER w AS before, LEAD(id) OVER w AS after "
+                f"FROM {_MEMORIES} WHERE thread IN (SELECT thread FROM {_MEMORIES} WHERE thread IS NOT NULL "
+                f"AND id = ANY(%s)) AND {clause} "
+                "WINDOW w AS (PARTITION BY thread ORDER BY occurred_at, created_at, id)) "
+                "SELECT id, before, after FROM ordered WHERE id = ANY(%s)",
+                (wanted, *params, wanted),
+            ).fetchall()
+        return {row[0]: (row[1], row[2]) for row in rows}
+
+    def list(
+        self, where: MemoryFilter, limit: int, after: tuple[datetime, str] | None = None
+    ) -> list[Memory]:
+        limit = int(limit)
+        if limit <= 0 or matches_nothing(where):
+            return []
+        clause, params = where_sql(where)
+        if after is not None:
+            clause += " AND (created_at, id) < (%s, %s)"
+            params += [_utc(after[0]), after[1]]
+        with self._connection() as conn:
+            rows = conn.execute(
+                f"SELECT {_COLUMNS} FROM {_MEMORIES} WHERE {clause} ORDER BY created_at DESC, id DESC LIMIT %s",
+                (*params, limit),
+            ).fetchall()
+        return [_CODEC.decode(row) for row in rows]
+
+    def count(self, where: MemoryFilter) -> int:
+        if matches_nothing(where):
+            return 0
+        clause, params = where_sql(where)
+        with self._connection() as conn:
+            (n,) = conn.execute(f"SELECT count(*) FROM {_MEMORIES} WHERE {clause}", params).fetchone()
+        return int(n)
+
+    def namespaces(self, where: MemoryFilter | None = None) -> dict[str, int]:
+        if where is not None and matches_nothing(where):
+            return {}
+        clause, params = where_sql(where) if where is not None else ("true", [])
+        with self._connection() as conn:
+            rows = conn.execute(
+                "SELECT namespace, count(*) FILTER (WHERE deleted_at IS NULL AND superseded_by IS NULL) "
+                f"FROM {_MEMORIES} WHERE {clause} GROUP BY namespace ORDER BY namespace",
+                params,
+            ).fetchall()
+        return {str(name): int(n) for name, n in rows}
+
+    def iter_all(self) -> Iterator[Memory]:
+        """Every memory, in batches by seq (nothing is held between batches, so callers may write)."""
+        last = 0
+        while True:
+            with self._connection() as conn:
+                rows = conn.execute(
+                    f"SELECT seq, {_COLUMNS} FROM {_MEMORIES} WHERE seq > %s ORDER BY seq LIMIT %s",
+                    (last, _ITER_BATCH),
+                ).fetchall()
+            if not rows:
+                return
+            for row in rows:
+                yield _CODEC.decode(row[1:])
+            last = int(rows[-1][0])
+
+
+def _configure(conn: Any) -> None:
+    """Every pooled connection: pgvector's types (numpy arrays in and out), UTC times."""
+    from pgvector.psycopg import register_vector
+
+    register_vector(conn)
+    conn.execute("SET TIME ZONE 'UTC'")
+
+
+def _utc(value: datetime) -> datetime:
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)

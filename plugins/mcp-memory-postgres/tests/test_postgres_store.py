@@ -1,0 +1,119 @@
+"""What the conformance suite does not cover: several servers (store instances) on one database,
+two of them creating the schema at once, and the errors a team server's operator sees."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from mcp_memory_core import Memory, MemoryFilter, StorageError
+from mcp_memory_core.migrations import SchemaTooNewError
+from mcp_memory_postgres import SCHEMA_VERSION, PostgresStore
+from mcp_memory_postgres.plugin import PostgresSettings, _make
+from mcp_memory_postgres.store import idf, query_words, redact
+
+MODEL, DIMS = "test-model", 8
+
+
+def unit(seed: int) -> np.ndarray:
+    v = np.random.default_rng(seed).standard_normal(DIMS).astype(np.float32)
+    out: np.ndarray = v / np.linalg.norm(v)
+    return out
+
+
+def test_a_write_through_one_server_is_read_through_another_at_once(postgres_url: str) -> None:
+    """No process-local cache: the second instance answers from the database on every call."""
+    first, second = PostgresStore(postgres_url), PostgresStore(postgres_url)
+    first.open(MODEL, DIMS)
+    second.open(MODEL, DIMS)
+    try:
+        assert second.knn(unit(1), 5, MemoryFilter()) == []
+        memory = Memory(content="the deploy key rotates on Fridays", tags=("ops",))
+        first.insert([memory], unit(1)[None, :])
+        assert [i for i, _ in second.knn(unit(1), 5, MemoryFilter())] == [memory.id]
+        assert [i for i, _ in second.keyword_search("deploy", 5, MemoryFilter())] == [memory.id]
+        assert second.get([memory.id])[memory.id].tags == ("ops",)
+        first.update_fields(memory.id, {"pinned": True})
+        assert second.get([memory.id])[memory.id].pinned is True
+        second.purge([memory.id])
+        assert first.get([memory.id]) == {}
+    finally:
+        first.close()
+        second.close()
+
+
+def test_servers_starting_at_once_create_the_schema_once(postgres_url: str) -> None:
+    """Four instances open a fresh database at the same moment: the advisory lock makes them take
+    turns; every one opens, and the schema is there once, at the current version."""
+    stores = [PostgresStore(postgres_url) for _ in range(4)]
+    start = threading.Barrier(len(stores))
+
+    def open_one(store: PostgresStore) -> None:
+        start.wait()
+        store.open(MODEL, DIMS)
+
+    with ThreadPoolExecutor(len(stores)) as pool:
+        list(pool.map(open_one, stores))
+    try:
+        assert stores[0].meta()["schema_version"] == str(SCHEMA_VERSION)
+        stores[1].insert([Memory(content="x")], unit(2)[None, :])
+        assert stores[3].count(MemoryFilter()) == 1
+    finally:
+        for store in stores:
+            store.close()
+
+
+def test_a_database_from_a_newer_store_is_refused_in_one_sentence(postgres_url: str) -> None:
+    store = PostgresStore(postgres_url)
+    store.open(MODEL, DIMS)
+    with store.transaction(), store._connection() as conn:
+        conn.execute("UPDATE mcp_memory.meta SET value = '99' WHERE key = 'schema_version'")
+    store.close()
+    with pytest.raises(SchemaTooNewError, match="schema version 99, newer than this mcp-memory-postgres"):
+        PostgresStore(postgres_url).open(MODEL, DIMS)
+
+
+def test_an_unreachable_server_is_one_sentence_without_the_password() -> None:
+    store = PostgresStore("postgresql://team:s3cret@127.0.0.1:1/memory?connect_timeout=2")
+    assert store.location == "postgresql://team@127.0.0.1:1/memory"
+    with pytest.raises(StorageError) as info:
+        store.open(MODEL, DIMS)
+    message = str(info.value)
+    assert message.startswith("PostgreSQL at postgresql://team@127.0.0.1:1/memory failed while opening:")
+    assert "s3cret" not in message and "\n" not in message
+
+
+def test_the_store_needs_a_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MCP_MEMORY_DATABASE_URL", raising=False)
+    with pytest.raises(ValueError, match="MCP_MEMORY_STORE=postgres needs MCP_MEMORY_DATABASE_URL"):
+        _make(None)  # type: ignore[arg-type]
+    monkeypatch.setenv("MCP_MEMORY_DATABASE_URL", "postgresql://u@h/db")
+    assert PostgresSettings().database_url == "postgresql://u@h/db"
+
+
+def test_redact_and_query_text() -> None:
+    assert redact("postgresql://u:pw@db.internal:5433/mem") == "postgresql://u@db.internal:5433/mem"
+    assert redact("host=db user=u password=pw dbname=mem") == "postgresql://u@db/mem"
+    assert query_words("What's the deploy key? the") == ["what", "s", "the", "deploy", "key"]
+    assert query_words("  ) & | ! ") == []
+
+
+def test_a_rare_query_word_outweighs_common_ones(postgres_url: str) -> None:
+    """BM25's inverse document frequency: every memory holds "code word", one holds "kw7"; that one
+    comes first, and ties are broken by id (ts_rank_cd alone ranked them all level)."""
+    assert idf(1, 100) > idf(50, 100) > idf(100, 100) >= 0
+    store = PostgresStore(postgres_url)
+    store.open(MODEL, DIMS)
+    try:
+        memories = [Memory(content=f"the code word is alpha{i}") for i in range(10)]
+        memories.append(Memory(content="the code word is kw7"))
+        store.insert(memories, np.stack([unit(i) for i in range(11)]))
+        hits = store.keyword_search("code word kw7", 5, MemoryFilter())
+        assert hits[0][0] == memories[-1].id
+        assert hits[0][1] > 2 * hits[1][1] > 0
+        assert store.keyword_search("the is", 5, MemoryFilter()) == []  # only stopwords
+    finally:
+        store.close()

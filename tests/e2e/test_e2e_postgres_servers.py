@@ -1,0 +1,115 @@
+"""Two HTTP servers on one PostgreSQL database, as a team runs them behind a load balancer.
+
+Twenty real MCP SDK clients (four users: alice and bob share the team "core", carol and dave are in
+none) connect at once, each to one of the two servers, and store private, team and public memories.
+Then every client reads each of its acknowledged writes back through the OTHER server, by id and by
+search, and every user lists what they can see through both servers: a private memory reaches only
+its owner, a team memory only teammates, a public one everybody; no call fails.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from e2e_helpers import http_server, module_command, server_env
+from test_e2e_http_users import MISSING, call, create_token, failure, session_as
+
+pytestmark = [pytest.mark.e2e, pytest.mark.anyio, pytest.mark.usefixtures("default_plugins")]
+
+USERS = {"alice": ("core",), "bob": ("core",), "carol": (), "dave": ()}
+CLIENTS = 20
+WRITES = 3  # per client: one private, one team, one public
+SCOPES = ("private", "team", "public")
+
+
+def may_read(reader: str, owner: str, scope: str) -> bool:
+    if reader == owner or scope == "public":
+        return True
+    return scope == "team" and bool(set(USERS[reader]) & set(USERS[owner]))
+
+
+async def test_two_servers_one_database_twenty_clients(postgres_url: str, tmp_path: Path) -> None:
+    env = server_env(
+        tmp_path / "unused.db",
+        MCP_MEMORY_STORE="postgres",
+        MCP_MEMORY_DATABASE_URL=postgres_url,
+        MCP_MEMORY_TOKENS_PATH=str(tmp_path / "tokens.db"),
+    )
+    tokens = {user: create_token(env, user, *teams) for user, teams in USERS.items()}
+    users = list(itertools.islice(itertools.cycle(USERS), CLIENTS))
+    written: dict[str, tuple[str, str, str]] = {}  # id -> (owner, scope, content)
+    errors: list[str] = []
+
+    with (
+        http_server(module_command(), env, tmp_path / "a.err") as server_a,
+        http_server(module_command(), env, tmp_path / "b.err") as server_b,
+    ):
+        servers = [server_a, server_b]
+
+        async def write(client: int) -> None:
+            user = users[client]
+            async with session_as(servers[client % 2], tokens[user]) as session:
+                for n, scope in enumerate(SCOPES):
+                    content = f"{user} note {client}-{n}: the {scope} code word is kw{client}x{n}"
+                    result = await call(session, "store_memory", content=content, privacy_scope=scope)
+                    if "id" not in result:
+                        errors.append(f"client {client} store: {result}")
+                        continue
+                    written[result["id"]] = (user, scope, content)
+
+        async with anyio.create_task_group() as tasks:
+            for client in range(CLIENTS):
+                tasks.start_soon(write, client)
+        assert errors == []
+        assert len(written) == CLIENTS * WRITES
+
+        async def read_back(client: int) -> None:
+            """This client's writes, through the server it did not write to."""
+            user = users[client]
+            mine = {i: w for i, w in written.items() if w[2].startswith(f"{user} note {client}-")}
+            async with session_as(servers[(client + 1) % 2], tokens[user]) as session:
+                for memory_id, (_, _, content) in mine.items():
+                    got = await call(session, "get_memory", id=memory_id)
+                    if got.get("content") != content:
+                        errors.append(f"client {client}: get {memory_id} gave {got}")
+                    code = content.rsplit(" ", 1)[1]
+                    found = await call(session, "search_memories", query=f"code word {code}", limit=5)
+                    if memory_id not in {r["id"] for r in found.get("results", [])}:
+                        errors.append(f"client {client}: search for {code} missed {memory_id}: {found}")
+
+        async with anyio.create_task_group() as tasks:
+            for client in range(CLIENTS):
+                tasks.start_soon(read_back, client)
+        assert errors == []
+
+        async def visible(user: str, server: str) -> set[str]:
+            seen: set[str] = set()
+            async with session_as(server, tokens[user]) as session:
+                cursor: str | None = None
+                while True:
+                    args: dict[str, Any] = {"limit": 100}
+                    if cursor:
+                        args["cursor"] = cursor
+                    page = await call(session, "list_memories", **args)
+                    seen |= {m["id"] for m in page["memories"]}
+                    cursor = page.get("next_cursor")
+                    if not cursor:
+                        return seen
+
+        for user in USERS:
+            allowed = {i for i, (owner, scope, _) in written.items() if may_read(user, owner, scope)}
+            for server in servers:
+                assert await visible(user, server) == allowed, (user, server)
+            # another user's private memory answers exactly like a missing id, on both servers
+            foreign = next(
+                i for i, (owner, scope, _) in written.items() if owner != user and scope == "private"
+            )
+            for server in servers:
+                async with session_as(server, tokens[user]) as session:
+                    assert await failure(session, "get_memory", id=foreign) == await failure(
+                        session, "get_memory", id=MISSING
+                    )
