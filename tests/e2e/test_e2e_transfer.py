@@ -84,3 +84,58 @@ async def test_export_import_export_is_identical_and_searchable(tmp_path: Path) 
         assert hits[0]["id"] == b["id"] and hits[0]["matched_id"] == a["id"]
         hits = (await call(session, "search_memories", query="VPN password", limit=5))["results"]
         assert gone["id"] not in [h["id"] for h in hits]
+
+
+async def test_sqlite_to_postgres_and_back_is_lossless(tmp_path: Path, postgres_url: str) -> None:
+    """Moving between stores: ``mcp-memory export`` from SQLite → ``import`` into PostgreSQL → export
+    gives the same bytes (ids, chains, tombstones, pins, access statistics, dates, threads, owners
+    and scopes), and so does the way back into a fresh SQLite file."""
+    source, back = tmp_path / "a" / "memories.db", tmp_path / "c" / "memories.db"
+    env = server_env(source, MCP_MEMORY_NAMESPACE="e2e")
+    async with stdio_session(module_command(), env, tmp_path / "a.err") as session:
+        first = await call(
+            session, "store_memory", content="Deploys run from ops/deploy.sh", thread="ops chat"
+        )
+        await call(session, "update_memory", id=first["id"], content="Deploys run from ops/release.sh")
+        shared = await call(
+            session,
+            "store_memory",
+            content="Caroline: the pottery class starts in May",
+            occurred_at="2023-05-08T13:56:00Z",
+            thread="session 1",
+            privacy_scope="public",
+            tags=["pottery", "ünï"],
+            metadata={"n": 1, "flag": True, "none": None},
+        )
+        await call(session, "pin_memory", id=shared["id"])
+        gone = await call(session, "store_memory", content="The VPN password rotates every Friday")
+        await call(session, "delete_memory", id=gone["id"])
+
+    exported = tmp_path / "sqlite.jsonl"
+    cli(source, "export", "--all-namespaces", "--output", str(exported))
+    postgres = {"MCP_MEMORY_STORE": "postgres", "MCP_MEMORY_DATABASE_URL": postgres_url}
+
+    def pg(*args: str) -> subprocess.CompletedProcess[str]:
+        env = server_env(
+            tmp_path / "unused.db", MCP_MEMORY_NAMESPACE="e2e", SOURCE_DATE_EPOCH=EPOCH, **postgres
+        )
+        done = subprocess.run(
+            [*module_command(), *args], env=env, capture_output=True, text=True, timeout=180, encoding="utf-8"
+        )
+        assert done.returncode == 0, done.stderr
+        return done
+
+    assert pg("import", str(exported)).stdout.strip() == "imported 4, skipped 0 (already present)"
+    from_pg = tmp_path / "postgres.jsonl"
+    pg("export", "--all-namespaces", "--output", str(from_pg))
+    assert from_pg.read_bytes() == exported.read_bytes()
+    assert pg("import", str(exported)).stdout.strip() == "imported 0, skipped 4 (already present)"
+
+    cli(back, "import", str(from_pg))
+    again = tmp_path / "again.jsonl"
+    cli(back, "export", "--all-namespaces", "--output", str(again))
+    assert again.read_bytes() == exported.read_bytes()
+
+    # and the imported memories are found in PostgreSQL by meaning (re-embedded on import)
+    found = json.loads(pg("search", "when does the pottery class start?", "--json").stdout)["results"]
+    assert found[0]["id"] == shared["id"]
