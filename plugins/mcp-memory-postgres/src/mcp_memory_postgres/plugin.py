@@ -33,8 +33,7 @@ class PostgresSettings(BaseSettings):
     postgres_exact_rows: int = Field(
         default=EXACT_ROWS,
         ge=0,
-        description="Up to this many vectors (or a filter matching this many) KNN scans exactly; above, "
-        "the HNSW index answers",
+        description="Up to this many vectors KNN scans exactly; above, the HNSW index answers",
     )
 
 
