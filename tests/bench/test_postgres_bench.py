@@ -59,21 +59,27 @@ def test_postgres_import_and_knn_at_100k(
         conn.execute("ANALYZE mcp_memory.passages")
     exact = PostgresStore(postgres_url, exact_rows=10**9)
     exact.open(MODEL, DIMS)
+    breadths = {ef: PostgresStore(postgres_url, ef_search=ef) for ef in (40, 100, 200, 400)}  # 40: pgvector's
+    for store in breadths.values():
+        store.open(MODEL, DIMS)
 
     qv = queries(data, 64)
     where = MemoryFilter()
     cycle = itertools.cycle(qv)
-    recall = float(
-        np.mean(
-            [
-                len(
-                    {i for i, _ in postgres.knn(q, K, where)} & {f"m{j:08d}" for j in exact_top_k(data, q, K)}
-                )
-                / K
-                for q in qv[:50]
-            ]
+    truth = [{f"m{j:08d}" for j in exact_top_k(data, q, K)} for q in qv[:50]]
+
+    def recall_of(store: PostgresStore) -> float:
+        return float(
+            np.mean(
+                [len({i for i, _ in store.knn(q, K, where)} & t) / K for q, t in zip(qv, truth, strict=False)]
+            )
         )
-    )
+
+    recall = recall_of(postgres)
+    by_breadth = {
+        ef: (recall_of(store), median_ms(lambda store=store: store.knn(next(cycle), K, where)))  # type: ignore[misc]
+        for ef, store in breadths.items()
+    }
     agree = float(
         np.mean([postgres.knn(q, K, where) == exact.knn(q, K, where) for q in qv[:10]])
     )  # same ids, same order, same similarities
@@ -91,6 +97,8 @@ def test_postgres_import_and_knn_at_100k(
         "knn_exact_p50_ms": exact_ms,
         "knn_sqlite_p50_ms": sqlite_ms,
         "recall_at_10": recall,
+        **{f"recall_at_10_ef{ef}": r for ef, (r, _) in by_breadth.items()},
+        **{f"knn_index_ef{ef}_p50_ms": ms for ef, (_, ms) in by_breadth.items()},
         "keyword_p50_ms": keyword_ms,
         "keyword_sqlite_p50_ms": sqlite_keyword_ms,
     }
@@ -101,10 +109,14 @@ def test_postgres_import_and_knn_at_100k(
         f"\nknn k={K} at 100k: HNSW p50 {index_ms:.2f} ms; PostgreSQL exact scan {exact_ms:.1f} ms "
         f"(ratio {index_ms / exact_ms:.3f}); SQLite store {sqlite_ms:.2f} ms (ratio {index_ms / sqlite_ms:.2f}); "
         f"HNSW recall@10 {recall:.3f}; index = exact answer on {agree:.0%} of 10 queries"
-        f"\nkeyword search at 100k: PostgreSQL p50 {keyword_ms:.2f} ms, SQLite {sqlite_keyword_ms:.2f} ms "
+        + "".join(
+            f"\n  hnsw.ef_search {ef}: recall@10 {r:.3f}, p50 {ms:.2f} ms"
+            for ef, (r, ms) in by_breadth.items()
+        )
+        + f"\nkeyword search at 100k: PostgreSQL p50 {keyword_ms:.2f} ms, SQLite {sqlite_keyword_ms:.2f} ms "
         f"(ratio {keyword_ms / sqlite_keyword_ms:.2f})"
     )
-    for store in (postgres, exact, sqlite):
+    for store in (postgres, exact, sqlite, *breadths.values()):
         store.close()
 
 

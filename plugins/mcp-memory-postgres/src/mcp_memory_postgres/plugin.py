@@ -13,7 +13,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from mcp_memory_core import StoreSpec, hookimpl
 
-from .store import EXACT_ROWS, PostgresStore
+from .store import EF_SEARCH, EXACT_ROWS, PostgresStore
 
 if TYPE_CHECKING:
     from mcp_memory_core.settings import Settings
@@ -36,6 +36,13 @@ class PostgresSettings(BaseSettings):
         description="Up to this many vectors KNN scans exactly; above, the HNSW index answers",
     )
 
+    postgres_ef_search: int = Field(
+        default=EF_SEARCH,
+        ge=1,
+        le=1000,
+        description="HNSW search breadth (hnsw.ef_search): higher finds more of the true nearest, slower",
+    )
+
 
 def _make(settings: Settings) -> PostgresStore:
     own = PostgresSettings()
@@ -44,7 +51,10 @@ def _make(settings: Settings) -> PostgresStore:
             "MCP_MEMORY_STORE=postgres needs MCP_MEMORY_DATABASE_URL, e.g. postgresql://mcp@db.internal/memory."
         )
     return PostgresStore(
-        own.database_url, pool_size=own.postgres_pool_size, exact_rows=own.postgres_exact_rows
+        own.database_url,
+        pool_size=own.postgres_pool_size,
+        exact_rows=own.postgres_exact_rows,
+        ef_search=own.postgres_ef_search,
     )
 
 
