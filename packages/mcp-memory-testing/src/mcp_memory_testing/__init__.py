@@ -2,6 +2,7 @@
 
 from .embedder_suite import EmbedderConformance
 from .fakes import FailingReranker, HashEmbedder, InMemoryStore, ReversingReranker, TickingClock
+from .postgres import PostgresServer
 from .ranker_suite import RankerConformance, make_candidate, sample_candidates
 from .reranker_suite import RerankerConformance, sample_ranked
 from .store_suite import StoreConformance
@@ -11,6 +12,7 @@ __all__ = [
     "FailingReranker",
     "HashEmbedder",
     "InMemoryStore",
+    "PostgresServer",
     "RankerConformance",
     "RerankerConformance",
     "ReversingReranker",
