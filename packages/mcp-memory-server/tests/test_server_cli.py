@@ -148,6 +148,38 @@ def test_invalid_settings_are_a_clean_error(
     assert "MCP_MEMORY_STRICT_PLUGINS" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        (
+            {"MCP_MEMORY_STORE": "sqlite-vec", "MCP_MEMORY_SQLITE_VECTOR_CACHE_MAX_MB": "lots"},
+            "Invalid settings of the store 'sqlite-vec': MCP_MEMORY_SQLITE_VECTOR_CACHE_MAX_MB: ",
+        ),
+        (
+            {
+                "MCP_MEMORY_STORE": "postgres",
+                "MCP_MEMORY_DATABASE_URL": "postgresql://u@h/db",
+                "MCP_MEMORY_POSTGRES_POOL_SIZE": "1",
+            },
+            "Invalid settings of the store 'postgres': MCP_MEMORY_POSTGRES_POOL_SIZE: ",
+        ),
+        ({"MCP_MEMORY_STORE": "postgres"}, "MCP_MEMORY_STORE=postgres needs MCP_MEMORY_DATABASE_URL"),
+    ],
+)
+def test_a_store_plugin_misconfigured_is_one_sentence(
+    fake_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, env: dict[str, str], expected: str
+) -> None:
+    """A plugin's own settings (not core's) that do not validate, or a missing database URL: one line
+    naming the variable, never a traceback."""
+    monkeypatch.delenv("MCP_MEMORY_DATABASE_URL", raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    result = CliRunner().invoke(cli, ["list"])
+    assert result.exit_code == 1
+    assert result.stderr.startswith("mcp-memory: error: ") and expected in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.output
+
+
 def test_plugins_table_and_json(fake_env: dict[str, str]) -> None:
     human = run("plugins")
     assert human.exit_code == 0

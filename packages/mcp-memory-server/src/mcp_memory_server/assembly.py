@@ -6,6 +6,10 @@ Cheap by design: spec factories only build backend objects; the model loads late
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import ValidationError
 
 from mcp_memory_core.context import current_context
 from mcp_memory_core.engine import MemoryEngine
@@ -21,6 +25,22 @@ log = logging.getLogger(__name__)
 def load_plugins(settings: Settings) -> PluginManager:
     """Every installed plugin, honouring MCP_MEMORY_DISABLE_PLUGINS and MCP_MEMORY_STRICT_PLUGINS."""
     return plugin_manager_from_settings(strict=settings.strict_plugins, disabled=settings.disable_plugins)
+
+
+def built(kind: str, spec: Any, settings: Settings) -> Any:
+    """``spec.factory(settings)``; a plugin's own settings that do not validate (``MCP_MEMORY_SQLITE_…``,
+    ``MCP_MEMORY_POSTGRES_…``) become one sentence naming each variable, not a traceback."""
+    factory: Callable[[Settings], Any] = spec.factory
+    try:
+        return factory(settings)
+    except ValidationError as exc:
+        model = spec.settings_model
+        prefix = str(model.model_config.get("env_prefix", "")) if model is not None else ""
+        problems = "; ".join(
+            f"{prefix}{'_'.join(str(part) for part in err['loc'])}".upper() + f": {err['msg']}"
+            for err in exc.errors()
+        )
+        raise PluginError(f"Invalid settings of the {kind} {spec.name!r}: {problems}.") from None
 
 
 def build_engine(
@@ -41,12 +61,12 @@ def build_engine(
     embedder_spec = plugins.embedder(settings.embedder)
     ranker_spec = plugins.ranker(settings.ranker)
     reranker_specs = [plugins.reranker(name) for name in settings.rerankers]
-    store = store_spec.factory(settings)
-    embedder = embedder_spec.factory(settings)
-    ranker = ranker_spec.factory(settings)
+    store = built("store", store_spec, settings)
+    embedder = built("embedder", embedder_spec, settings)
+    ranker = built("ranker", ranker_spec, settings)
     rerankers = []
     for spec in reranker_specs:
-        reranker = spec.factory(settings)
+        reranker = built("reranker", spec, settings)
         name = getattr(reranker, "name", None)
         if name != spec.name:  # warnings and explain name it: it must be the name users configure
             raise PluginError(

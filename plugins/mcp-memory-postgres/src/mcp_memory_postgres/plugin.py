@@ -12,6 +12,7 @@ from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from mcp_memory_core import StoreSpec, hookimpl
+from mcp_memory_core.errors import PluginError
 
 from .store import EF_SEARCH, EXACT_ROWS, PostgresStore
 
@@ -47,7 +48,7 @@ class PostgresSettings(BaseSettings):
 def _make(settings: Settings) -> PostgresStore:
     own = PostgresSettings()
     if not own.database_url.strip():
-        raise ValueError(
+        raise PluginError(
             "MCP_MEMORY_STORE=postgres needs MCP_MEMORY_DATABASE_URL, e.g. postgresql://mcp@db.internal/memory."
         )
     return PostgresStore(
