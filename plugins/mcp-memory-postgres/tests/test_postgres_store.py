@@ -10,10 +10,12 @@ import numpy as np
 import pytest
 
 from mcp_memory_core import Memory, MemoryFilter, StorageError
+from mcp_memory_core.errors import PluginError
 from mcp_memory_core.migrations import SchemaTooNewError
+from mcp_memory_core.query_words import query_words
 from mcp_memory_postgres import SCHEMA_VERSION, PostgresStore
 from mcp_memory_postgres.plugin import PostgresSettings, _make
-from mcp_memory_postgres.store import idf, query_words, redact
+from mcp_memory_postgres.store import idf, redact
 
 MODEL, DIMS = "test-model", 8
 
@@ -88,7 +90,7 @@ def test_an_unreachable_server_is_one_sentence_without_the_password() -> None:
 
 def test_the_store_needs_a_url(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MCP_MEMORY_DATABASE_URL", raising=False)
-    with pytest.raises(ValueError, match="MCP_MEMORY_STORE=postgres needs MCP_MEMORY_DATABASE_URL"):
+    with pytest.raises(PluginError, match="MCP_MEMORY_STORE=postgres needs MCP_MEMORY_DATABASE_URL"):
         _make(None)  # type: ignore[arg-type]
     monkeypatch.setenv("MCP_MEMORY_DATABASE_URL", "postgresql://u@h/db")
     assert PostgresSettings().database_url == "postgresql://u@h/db"

@@ -41,11 +41,14 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICRO = timedelta(microseconds=1)
 
 
+def utc(value: datetime) -> datetime:
+    """``value`` as an aware datetime: naive datetimes are taken as UTC."""
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
 def to_micros(value: datetime) -> int:
     """Integer microseconds since the epoch, UTC. Naive datetimes are taken as UTC."""
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    return (value - EPOCH) // _MICRO
+    return (utc(value) - EPOCH) // _MICRO
 
 
 def from_micros(value: int) -> datetime:
@@ -58,7 +61,7 @@ class RowCodec:
     Python objects (what a driver with native types wants)."""
 
     def time_out(self, value: datetime) -> Any:
-        return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+        return utc(value)
 
     def time_in(self, value: Any) -> datetime:
         assert isinstance(value, datetime)

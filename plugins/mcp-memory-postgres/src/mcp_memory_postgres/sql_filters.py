@@ -8,10 +8,11 @@ Lists are bound as one array (``= ANY(%s)``), times as ``timestamptz``, tags are
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from mcp_memory_core.models import MemoryFilter, MetadataValue
+from mcp_memory_core.row_codec import utc
 from mcp_memory_core.sql_filters import Condition, SqlFilter
 
 
@@ -23,7 +24,7 @@ class PostgresFilter(SqlFilter):
         return f"{column} = ANY(%s)", [list(values)]
 
     def time(self, when: datetime) -> datetime:
-        return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+        return utc(when)
 
     def any_tag(self, p: str, tags: Sequence[str]) -> Condition:
         return f"{p}tags && %s::text[]", [list(tags)]

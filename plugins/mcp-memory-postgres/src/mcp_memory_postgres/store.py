@@ -33,10 +33,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
-import re
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -46,7 +45,8 @@ from mcp_memory_core.filter_terms import matches_nothing
 from mcp_memory_core.migrations import pending, run
 from mcp_memory_core.models import Memory, MemoryFilter
 from mcp_memory_core.protocols import StoreCapabilities, Vector
-from mcp_memory_core.row_codec import COLUMNS, RowCodec
+from mcp_memory_core.query_words import MAX_QUERY_WORDS, query_words
+from mcp_memory_core.row_codec import COLUMNS, RowCodec, utc
 from mcp_memory_core.store_writes import check_update, checked_insert, updated
 
 from .schema import MIGRATION_LOCK, SCHEMA, SCHEMA_VERSION, migrations
@@ -62,9 +62,9 @@ MAX_INDEX_ROWS = 1000  # hnsw.ef_search's ceiling in pgvector
 # ef_construction=64; tests/bench/test_postgres_bench.py, one run): 40 (pgvector's default) gave
 # recall@10 0.886 at 4.1 ms, 100: 0.950 at 5.2 ms, 200: 0.990 at 7.6 ms, 400: 0.990 at 14.0 ms.
 EF_SEARCH = 200
-MAX_KEYWORD_TOKENS = 64
+# IDF counts memories by the planner's estimate above this many (exact enough for a logarithm)
+ESTIMATED_ROWS = 50_000
 _ITER_BATCH = 500
-_TOKEN = re.compile(r"\w+", re.UNICODE)
 
 _MEMORIES = f"{SCHEMA}.memories"
 _PASSAGES = f"{SCHEMA}.passages"
@@ -96,12 +96,6 @@ def redact(url: str) -> str:
     port = f":{parts['port']}" if parts.get("port") else ""
     user = f"{parts['user']}@" if parts.get("user") else ""
     return f"postgresql://{user}{host}{port}/{parts.get('dbname') or ''}"
-
-
-def query_words(text: str) -> list[str]:
-    """The distinct words of a query (at most ``MAX_KEYWORD_TOKENS``), lowercased: each becomes one
-    quoted ``tsquery`` lexeme, so no text is ever query syntax."""
-    return list(dict.fromkeys(t.lower() for t in _TOKEN.findall(text)))[:MAX_KEYWORD_TOKENS]
 
 
 def idf(df: int, total: int) -> float:
@@ -323,7 +317,7 @@ class PostgresStore:
             conn.execute(
                 f"UPDATE {_MEMORIES} m SET access_count = m.access_count + v.n, last_accessed = %s "
                 "FROM unnest(%s::text[], %s::bigint[]) AS v(id, n) WHERE m.id = v.id",
-                (_utc(when), [i for i, _ in items], [n for _, n in items]),
+                (utc(when), [i for i, _ in items], [n for _, n in items]),
             )
 
     def purge(self, ids: Sequence[str]) -> int:
@@ -356,23 +350,12 @@ class PostgresStore:
         clause, params = where_sql(where, alias="m")
         with self._connection() as conn:
             # A filter naming its memories (a search's thread neighbours, a chain) is always few rows.
-            rows = 0 if where.ids is not None else self._passage_rows(conn)
+            rows = 0 if where.ids is not None else row_count(conn, _PASSAGES, self._exact_rows)
             if rows > self._exact_rows:
                 found = self._index_knn(conn, query, k, clause, params, rows)
                 if found is not None:
                     return found
             return self._exact_knn(conn, query, k, clause, params)
-
-    def _passage_rows(self, conn: Any) -> int:
-        """How many vectors the store holds: the planner's estimate when it has one above the exact
-        limit (free; a count would scan the table on every search), else an exact count."""
-        (estimate,) = conn.execute(
-            f"SELECT reltuples FROM pg_class WHERE oid = '{_PASSAGES}'::regclass"
-        ).fetchone()
-        if estimate is not None and float(estimate) > self._exact_rows:
-            return int(estimate)
-        (n,) = conn.execute(f"SELECT count(*) FROM {_PASSAGES}").fetchone()
-        return int(n)
 
     def _index_knn(
         self, conn: Any, query: Any, k: int, clause: str, params: list[Any], rows: int
@@ -411,7 +394,7 @@ class PostgresStore:
     def keyword_search(self, query: str, k: int, where: MemoryFilter) -> list[tuple[str, float]]:
         """BM25-like: each query word the memory holds adds its inverse document frequency (a rare
         word outweighs common ones, as in SQLite's bm25), plus ``ts_rank_cd`` to order near-ties."""
-        words = query_words(query) if isinstance(query, str) else []
+        words = query_words(query)[:MAX_QUERY_WORDS] if isinstance(query, str) else []
         k = min(int(k), MAX_K)
         if not words or k <= 0 or matches_nothing(where):
             return []
@@ -425,7 +408,7 @@ class PostgresStore:
             ).fetchall()
             if not terms:
                 return []  # only stopwords
-            total = self._memory_count(conn)
+            total = row_count(conn, _MEMORIES, ESTIMATED_ROWS)
             weights = [idf(int(df), total) for _, df in terms]
             lexemes = [str(q) for q, _ in terms]
             score = " + ".join(["(CASE WHEN m.search @@ %s::tsquery THEN %s ELSE 0 END)"] * len(lexemes))
@@ -441,18 +424,6 @@ class PostgresStore:
                 ),
             ).fetchall()
         return [(str(i), float(s)) for i, s in rows]
-
-    @staticmethod
-    def _memory_count(conn: Any) -> int:
-        """The number of memories, for IDF: the planner's estimate on a large table (exact enough
-        for a logarithm, and free), an exact count on a small one."""
-        (estimate,) = conn.execute(
-            f"SELECT reltuples FROM pg_class WHERE oid = '{_MEMORIES}'::regclass"
-        ).fetchone()
-        if estimate is not None and float(estimate) >= 50_000:
-            return int(estimate)
-        (n,) = conn.execute(f"SELECT count(*) FROM {_MEMORIES}").fetchone()
-        return int(n)
 
     def thread_neighbours(
         self, ids: Sequence[str], where: MemoryFilter
@@ -482,7 +453,7 @@ class PostgresStore:
         clause, params = where_sql(where)
         if after is not None:
             clause += " AND (created_at, id) < (%s, %s)"
-            params += [_utc(after[0]), after[1]]
+            params += [utc(after[0]), after[1]]
         with self._connection() as conn:
             rows = conn.execute(
                 f"SELECT {_COLUMNS} FROM {_MEMORIES} WHERE {clause} ORDER BY created_at DESC, id DESC LIMIT %s",
@@ -526,13 +497,19 @@ class PostgresStore:
             last = int(rows[-1][0])
 
 
+def row_count(conn: Any, table: str, estimate_above: int) -> int:
+    """The rows of ``table``: the planner's estimate when it has one above ``estimate_above`` (free;
+    a count would scan the table on every search), else an exact count."""
+    (estimate,) = conn.execute("SELECT reltuples FROM pg_class WHERE oid = %s::regclass", (table,)).fetchone()
+    if estimate is not None and float(estimate) > estimate_above:
+        return int(estimate)
+    (n,) = conn.execute(f"SELECT count(*) FROM {table}").fetchone()
+    return int(n)
+
+
 def _configure(conn: Any) -> None:
     """Every pooled connection: pgvector's types (numpy arrays in and out), UTC times."""
     from pgvector.psycopg import register_vector
 
     register_vector(conn)
     conn.execute("SET TIME ZONE 'UTC'")
-
-
-def _utc(value: datetime) -> datetime:
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)

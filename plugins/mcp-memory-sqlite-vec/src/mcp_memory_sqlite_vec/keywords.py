@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import re
-
-MAX_KEYWORD_TOKENS = 64
-_TOKEN = re.compile(r"\w+", re.UNICODE)
-
+from mcp_memory_core.query_words import MAX_QUERY_WORDS, query_words
 
 # English function words. A query is OR-ed, so "what did the user say about …" would otherwise match
 # nearly every memory through "the" or "did", drowning the words that matter: dropping them lifted
@@ -23,8 +19,8 @@ def fts_query(text: str) -> str | None:
     """Make user text safe for FTS5 MATCH: every word becomes a quoted term, terms are OR-ed
     (bm25 ranks documents matching more, rarer terms first), English stopwords are dropped unless
     nothing else is left. None when the text has no words."""
-    tokens = list(dict.fromkeys(t.lower() for t in _TOKEN.findall(text)))
-    tokens = ([t for t in tokens if t not in STOPWORDS] or tokens)[:MAX_KEYWORD_TOKENS]
+    tokens = query_words(text)
+    tokens = ([t for t in tokens if t not in STOPWORDS] or tokens)[:MAX_QUERY_WORDS]
     if not tokens:
         return None
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in tokens)
