@@ -77,13 +77,14 @@ def texts(n: int, seed: int = 2) -> Iterator[str]:
         yield f"note {i}: " + " ".join(WORDS[j] for j in row)
 
 
-def fill(store: SqliteVecStore, vectors: np.ndarray, *, batch: int = BATCH) -> float:
-    """Insert one memory per vector row (one transaction per ``batch``); returns seconds taken."""
+def fill(store: SqliteVecStore, vectors: np.ndarray, *, batch: int = BATCH, first: int = 0) -> float:
+    """Insert one memory per vector row (one transaction per ``batch``; ids and times numbered from
+    ``first``); returns seconds taken."""
     started = time.perf_counter()
     types = list(MemoryType)
     words = texts(len(vectors))
-    for start in range(0, len(vectors), batch):
-        stop = min(len(vectors), start + batch)
+    for start in range(first, first + len(vectors), batch):
+        stop = min(first + len(vectors), start + batch)
         memories = [
             Memory.model_construct(
                 id=f"m{i:08d}",
@@ -106,7 +107,7 @@ def fill(store: SqliteVecStore, vectors: np.ndarray, *, batch: int = BATCH) -> f
             for i in range(start, stop)
         ]
         with store.transaction():
-            store.insert(memories, vectors[start:stop])
+            store.insert(memories, vectors[start - first : stop - first])
     return time.perf_counter() - started
 
 

@@ -89,7 +89,8 @@ async def test_export_import_export_is_identical_and_searchable(tmp_path: Path) 
 async def test_sqlite_to_postgres_and_back_is_lossless(tmp_path: Path, postgres_url: str) -> None:
     """Moving between stores: ``mcp-memory export`` from SQLite → ``import`` into PostgreSQL → export
     gives the same bytes (ids, chains, tombstones, pins, access statistics, dates, threads, owners
-    and scopes), and so does the way back into a fresh SQLite file."""
+    and scopes, and the vectors: exported with --vectors, reused on import, not embedded again), and
+    so does the way back into a fresh SQLite file."""
     source, back = tmp_path / "a" / "memories.db", tmp_path / "c" / "memories.db"
     env = server_env(source, MCP_MEMORY_NAMESPACE="e2e")
     async with stdio_session(module_command(), env, tmp_path / "a.err") as session:
@@ -112,7 +113,7 @@ async def test_sqlite_to_postgres_and_back_is_lossless(tmp_path: Path, postgres_
         await call(session, "delete_memory", id=gone["id"])
 
     exported = tmp_path / "sqlite.jsonl"
-    cli(source, "export", "--all-namespaces", "--output", str(exported))
+    cli(source, "export", "--all-namespaces", "--vectors", "--output", str(exported))
     postgres = {"MCP_MEMORY_STORE": "postgres", "MCP_MEMORY_DATABASE_URL": postgres_url}
 
     def pg(*args: str) -> subprocess.CompletedProcess[str]:
@@ -125,17 +126,19 @@ async def test_sqlite_to_postgres_and_back_is_lossless(tmp_path: Path, postgres_
         assert done.returncode == 0, done.stderr
         return done
 
-    assert pg("import", str(exported)).stdout.strip() == "imported 4, skipped 0 (already present)"
+    assert pg("import", str(exported)).stdout.strip() == (
+        "imported 4, skipped 0 (already present); reused the file's vectors for 4 (not embedded again)"
+    )
     from_pg = tmp_path / "postgres.jsonl"
-    pg("export", "--all-namespaces", "--output", str(from_pg))
+    pg("export", "--all-namespaces", "--vectors", "--output", str(from_pg))
     assert from_pg.read_bytes() == exported.read_bytes()
     assert pg("import", str(exported)).stdout.strip() == "imported 0, skipped 4 (already present)"
 
-    cli(back, "import", str(from_pg))
+    assert "reused the file's vectors for 4" in cli(back, "import", str(from_pg)).stdout
     again = tmp_path / "again.jsonl"
-    cli(back, "export", "--all-namespaces", "--output", str(again))
+    cli(back, "export", "--all-namespaces", "--vectors", "--output", str(again))
     assert again.read_bytes() == exported.read_bytes()
 
-    # and the imported memories are found in PostgreSQL by meaning (re-embedded on import)
+    # and the imported memories are found in PostgreSQL by meaning, with the vectors they came with
     found = json.loads(pg("search", "when does the pottery class start?", "--json").stdout)["results"]
     assert found[0]["id"] == shared["id"]

@@ -3,19 +3,26 @@ ChatGPT and MCP knowledge-graph importers."""
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import zipfile
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
-from mcp_memory_core import InvalidInputError, Memory, MemoryEngine, MemoryType
+from mcp_memory_core import InvalidInputError, Memory, MemoryEngine, MemoryType, Scope
+from mcp_memory_core.passages import split_passages
+from mcp_memory_core.protocols import StoreCapabilities, Vector
 from mcp_memory_core.transfer import (
     ExportRecord,
+    decode_vectors,
     detect_format,
+    encode_vectors,
     export_memories,
     import_chatgpt,
     import_knowledge_graph,
@@ -26,7 +33,7 @@ from mcp_memory_core.transfer import (
     read_memories,
 )
 from mcp_memory_rankers import SimilarityRanker
-from mcp_memory_testing import HashEmbedder, InMemoryStore
+from mcp_memory_testing import HashEmbedder, InMemoryStore, TickingClock
 
 NOW = datetime(2026, 2, 3, 4, 5, 6, 789012, tzinfo=UTC)
 
@@ -87,7 +94,7 @@ def reimport(text: str, engine: MemoryEngine) -> Any:
 
 # -- the mcp-memory format ---------------------------------------------------------------------------
 def test_export_record_mirrors_every_memory_field() -> None:
-    assert set(ExportRecord.model_fields) == set(Memory.model_fields)
+    assert set(ExportRecord.model_fields) - {"vectors"} == set(Memory.model_fields)
 
 
 def test_export_format_header_and_records() -> None:
@@ -209,7 +216,7 @@ HEADER = '{"format": "mcp-memory", "version": 1, "count": 1}'
         ([], "empty"),
         (["not json"], "line 1: not JSON"),
         (['{"format": "something-else"}'], "line 1: not an mcp-memory export header"),
-        (['{"format": "mcp-memory", "version": 2}'], "unsupported export version 2 (written by a newer"),
+        (['{"format": "mcp-memory", "version": 3}'], "unsupported export version 3 (written by a newer"),
         (['{"format": "mcp-memory", "version": "one"}'], "line 1: invalid export header: version"),
         ([HEADER, "{broken"], "line 2: not valid JSON"),
         ([HEADER, good_line(importance=1.5)], "line 2: invalid memory: importance"),
@@ -500,3 +507,186 @@ def test_format_detection(tmp_path: Path) -> None:
     odd.write_text("hello\n")
     with pytest.raises(InvalidInputError, match="Cannot tell the format"):
         detect_format(odd)
+
+
+# -- exports with vectors (format version 2) ------------------------------------------------------
+LONG = (
+    "The launch checklist has three parts. First the database is backed up to cold storage. "
+    "Then the release branch is tagged by the on-call engineer. Finally the status page is updated."
+)
+
+
+class CountingEmbedder(HashEmbedder):
+    """HashEmbedder that counts the texts it embeds."""
+
+    def __init__(self, dimensions: int = 64) -> None:
+        super().__init__(dimensions)
+        self.embedded: list[str] = []
+
+    def embed_documents(self, texts: Sequence[str]) -> Vector:
+        self.embedded.extend(texts)
+        return super().embed_documents(texts)
+
+
+def engine_with(embedder: HashEmbedder, store: Any = None, **kwargs: Any) -> MemoryEngine:
+    return MemoryEngine(
+        store if store is not None else InMemoryStore(),
+        embedder,
+        SimilarityRanker(),
+        clock=TickingClock(),
+        **kwargs,
+    )
+
+
+def export(engine: MemoryEngine, vectors: bool = True, scope: Scope | None = None) -> str:
+    out = io.StringIO()
+    export_memories(engine, out, now=NOW, vectors=vectors, scope=scope)
+    return out.getvalue()
+
+
+@pytest.fixture
+def source() -> MemoryEngine:
+    engine = engine_with(HashEmbedder())
+    populate(engine)
+    assert len(split_passages(LONG)) == 5  # the whole text and its four sentences
+    engine.store_memory(LONG)
+    return engine
+
+
+def all_ids(engine: MemoryEngine) -> list[str]:
+    return [m.id for m in engine.iter_memories("*")]
+
+
+def test_the_export_carries_every_vector_and_names_the_model(source: MemoryEngine) -> None:
+    lines = export(source).splitlines()
+    header = json.loads(lines[0])
+    assert header["version"] == 2
+    assert header["embedder"] == {"model": "hash-64", "dimensions": 64}
+    records = [json.loads(line) for line in lines[1:]]
+    assert len(records) == header["count"] == 7
+    stored = source.store.vectors(all_ids(source))  # type: ignore[attr-defined]
+    for record in records:
+        assert len(record["vectors"]) == len(split_passages(record["content"]))
+        assert np.array_equal(decode_vectors(record["vectors"], 64), stored[record["id"]])
+    assert max(len(r["vectors"]) for r in records) == 5
+    # Without vectors the export is version 1, exactly as before.
+    plain = export(source, vectors=False).splitlines()
+    assert json.loads(plain[0])["version"] == 1 and "embedder" not in json.loads(plain[0])
+    assert all("vectors" not in json.loads(line) for line in plain[1:])
+
+
+def test_same_model_reuses_the_vectors_and_embeds_nothing(source: MemoryEngine) -> None:
+    text = export(source)
+    embedder = CountingEmbedder()
+    target = engine_with(embedder)
+    outcome = import_records(target, read_mcp_memory_jsonl(text.splitlines()))
+    assert (outcome.inserted, outcome.skipped, outcome.reused) == (7, 0, 7)
+    assert embedder.embedded == []
+    ids = all_ids(source)
+    before = source.store.vectors(ids)  # type: ignore[attr-defined]
+    after = target.store.vectors(ids)  # type: ignore[attr-defined]
+    assert set(after) == set(before) == set(ids)
+    for memory_id in ids:
+        assert np.array_equal(after[memory_id], before[memory_id])
+    assert export(target) == text  # and the way back is byte-identical
+    hits = target.search_memories("launch checklist database backed up", limit=1)
+    assert hits[0].memory.content == LONG
+
+
+def test_another_model_embeds_again(source: MemoryEngine) -> None:
+    embedder = CountingEmbedder(dimensions=32)
+    target = engine_with(embedder)
+    outcome = import_records(target, read_mcp_memory_jsonl(export(source).splitlines()))
+    assert (outcome.inserted, outcome.reused) == (7, 0)
+    assert len(embedder.embedded) == 7 + 4  # every memory's text, and LONG's four sentences
+    stored = target.store.vectors(all_ids(source))  # type: ignore[attr-defined]
+    assert {array.shape[1] for array in stored.values()} == {32}
+
+
+def test_a_memory_whose_rows_do_not_fit_its_passages_is_embedded_again(source: MemoryEngine) -> None:
+    lines = export(source).splitlines()
+    records = [json.loads(line) for line in lines[1:]]
+    long = next(r for r in records if r["content"] == LONG)
+    long["vectors"] = long["vectors"][:2]  # an older split, or an edited file: 2 rows for 5 passages
+    text = "\n".join([lines[0], *(json.dumps(r) for r in records)])
+    embedder = CountingEmbedder()
+    target = engine_with(embedder)
+    outcome = import_records(target, read_mcp_memory_jsonl(text.splitlines()))
+    assert (outcome.inserted, outcome.reused) == (7, 6)
+    assert embedder.embedded == split_passages(LONG)
+    assert target.store.vectors([long["id"]])[long["id"]].shape == (5, 64)  # type: ignore[attr-defined]
+
+
+def test_a_re_import_is_still_a_no_op(source: MemoryEngine) -> None:
+    records = read_mcp_memory_jsonl(export(source).splitlines())
+    target = engine_with(HashEmbedder())
+    import_records(target, records)
+    again = import_records(target, records)
+    assert (again.inserted, again.skipped, again.reused) == (0, 7, 0)
+
+
+def _line(record: dict[str, Any], **changes: Any) -> str:
+    return json.dumps({**record, **changes})
+
+
+@pytest.mark.parametrize(
+    ("vectors", "message"),
+    [
+        (["not base64!"], "line 2: invalid vectors: vector 1 is not base64"),
+        ([base64.b64encode(b"\0" * 12).decode()], "vector 1 holds 3 numbers, the header's embedder 64"),
+        (
+            [base64.b64encode(np.full(64, np.nan, dtype="<f4").tobytes()).decode()],
+            "a vector holds a number that is not finite",
+        ),
+        ([], "line 2: invalid memory: vectors"),
+        ("AAAA", "line 2: invalid memory: vectors"),
+    ],
+)
+def test_a_bad_vector_is_refused_by_its_line(source: MemoryEngine, vectors: Any, message: str) -> None:
+    lines = export(source).splitlines()
+    first = json.loads(lines[1])
+    with pytest.raises(InvalidInputError) as caught:
+        read_mcp_memory_jsonl([lines[0], _line(first, vectors=vectors)])
+    assert message in str(caught.value)
+
+
+def test_vectors_without_an_embedder_in_the_header_are_refused(source: MemoryEngine) -> None:
+    lines = export(source).splitlines()
+    header = {k: v for k, v in json.loads(lines[0]).items() if k != "embedder"}
+    with pytest.raises(
+        InvalidInputError, match="line 2: this memory carries vectors but the header names no"
+    ):
+        read_mcp_memory_jsonl([json.dumps(header), lines[1]])
+
+
+def test_encode_decode_round_trip_is_exact() -> None:
+    rows = np.random.default_rng(3).standard_normal((3, 16)).astype(np.float32)
+    assert np.array_equal(decode_vectors(encode_vectors(rows), 16), rows)
+
+
+def test_only_ones_own_vectors_are_exported() -> None:
+    alice = Scope.for_user("alice", project="atlas", teams=["core"], teammates=["bob"])
+    bob = Scope.for_user("bob", project="atlas", teams=["core"], teammates=["alice"])
+    engine = engine_with(HashEmbedder(), require_scope=True)
+    shared = engine.store_memory("alice's team note", privacy_scope="team", scope=alice).memory
+    secret = engine.store_memory("alice's private note", scope=alice).memory
+    own = engine.store_memory("bob's own note", scope=bob).memory
+    # Bob can read the team note, but it is alice's to export; her private one he cannot even see.
+    assert set(engine.memory_vectors([shared.id, secret.id, own.id], scope=bob).rows) == {own.id}
+    lines = export(engine, scope=bob).splitlines()
+    assert [json.loads(line)["id"] for line in lines[1:]] == [own.id]
+
+
+class NoVectorsStore(InMemoryStore):
+    @property
+    def capabilities(self) -> StoreCapabilities:
+        return StoreCapabilities(keyword_search=True)
+
+
+def test_a_store_that_cannot_read_vectors_says_so_before_writing() -> None:
+    engine = engine_with(HashEmbedder(), store=NoVectorsStore())
+    engine.store_memory("something")
+    out = io.StringIO()
+    with pytest.raises(InvalidInputError, match="cannot read its vectors back: export without vectors"):
+        export_memories(engine, out, vectors=True)
+    assert out.getvalue() == ""

@@ -330,10 +330,32 @@ def test_export_import_round_trip_through_sqlite(sqlite_env: Any, tmp_path: Any)
         "imported": 0,
         "skipped": 6,
         "repaired": 0,
+        "vectors_reused": 0,
         "format": "mcp-memory",
         "namespace": None,
         "file": str(first),
     }
+    found = json.loads(run("search", "staging PostgreSQL 13", "--json").stdout)["results"]
+    assert found[0]["content"] == "Staging runs PostgreSQL 16 since March"
+
+
+def test_export_with_vectors_is_imported_without_embedding(sqlite_env: Any, tmp_path: Any) -> None:
+    sqlite_env("original.db")
+    engine = assembly.build_engine(Settings())
+    populate(engine)
+    engine.close()
+    first = tmp_path / "vectors.jsonl"
+    assert run("export", "--all-namespaces", "--vectors", "-o", str(first)).exit_code == 0
+    header = json.loads(first.read_text(encoding="utf-8").splitlines()[0])
+    assert header["version"] == 2 and header["embedder"] == {"model": "hash-64", "dimensions": 64}
+
+    sqlite_env("fresh.db")
+    imported = run("import", str(first))
+    assert imported.exit_code == 0, imported.output
+    assert imported.stdout.strip() == (
+        "imported 6, skipped 0 (already present); reused the file's vectors for 6 (not embedded again)"
+    )
+    assert run("export", "--all-namespaces", "--vectors").stdout_bytes == first.read_bytes()
     found = json.loads(run("search", "staging PostgreSQL 13", "--json").stdout)["results"]
     assert found[0]["content"] == "Staging runs PostgreSQL 16 since March"
 
@@ -404,6 +426,7 @@ def test_import_chatgpt_with_progress_and_idempotency(engine: MemoryEngine, tmp_
         "imported": 1,
         "skipped": 1,
         "repaired": 0,
+        "vectors_reused": 0,
         "format": "chatgpt",
         "namespace": "chats",
         "file": str(path),

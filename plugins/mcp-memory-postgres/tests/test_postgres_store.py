@@ -119,3 +119,116 @@ def test_a_rare_query_word_outweighs_common_ones(postgres_url: str) -> None:
         assert store.keyword_search("the is", 5, MemoryFilter()) == []  # only stopwords
     finally:
         store.close()
+
+
+# -- bulk load: the vector index dropped for a big import and built again -----------------------------
+def index_state(store: PostgresStore) -> bool | None:
+    from mcp_memory_postgres.store import _vector_index_valid
+
+    with store._connection() as conn:
+        return _vector_index_valid(conn)
+
+
+def memories(n: int, start: int = 0) -> tuple[list[Memory], np.ndarray]:
+    return [Memory(content=f"note {start + i}") for i in range(n)], np.stack(
+        [unit(start + i) for i in range(n)]
+    )
+
+
+@pytest.fixture
+def small_bulk(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("mcp_memory_postgres.store.BULK_ROWS", 10)
+
+
+def test_a_bulk_load_drops_the_index_and_builds_it_again(postgres_url: str, small_bulk: None) -> None:
+    store, other = PostgresStore(postgres_url, exact_rows=0), PostgresStore(postgres_url, exact_rows=0)
+    store.open(MODEL, DIMS)
+    other.open(MODEL, DIMS)
+    try:
+        assert index_state(store) is True
+        items, vectors = memories(40)
+        with store.bulk_load(40):
+            assert index_state(store) is None  # dropped: rows arrive without the per-row graph insert
+            for start in range(0, 40, 8):
+                with store.transaction():
+                    store.insert(items[start : start + 8], vectors[start : start + 8])
+            # another server keeps writing and searching meanwhile (an exact scan, still right)
+            late, late_vectors = memories(1, start=100)
+            other.insert(late, late_vectors)
+            assert [i for i, _ in other.knn(unit(7), 1, MemoryFilter())] == [items[7].id]
+        assert index_state(store) is True
+        for probe in (3, 21, 39):  # through the rebuilt index (exact_rows=0)
+            assert [i for i, _ in store.knn(unit(probe), 1, MemoryFilter())] == [items[probe].id]
+        assert [i for i, _ in store.knn(unit(100), 1, MemoryFilter())] == [late[0].id]
+    finally:
+        store.close()
+        other.close()
+
+
+def test_a_small_load_or_a_big_store_keeps_the_index(postgres_url: str, small_bulk: None) -> None:
+    store = PostgresStore(postgres_url)
+    store.open(MODEL, DIMS)
+    try:
+        with store.bulk_load(9):  # below BULK_ROWS
+            assert index_state(store) is True
+        store.insert(*memories(30))
+        with store.bulk_load(20):  # fewer than the 30 vectors already stored: cheaper to keep it
+            assert index_state(store) is True
+    finally:
+        store.close()
+
+
+def test_a_failed_bulk_load_still_rebuilds_the_index(postgres_url: str, small_bulk: None) -> None:
+    store = PostgresStore(postgres_url)
+    store.open(MODEL, DIMS)
+    try:
+        with pytest.raises(ZeroDivisionError), store.bulk_load(50):
+            store.insert(*memories(5))
+            raise ZeroDivisionError
+        assert index_state(store) is True
+    finally:
+        store.close()
+
+
+def test_opening_builds_an_index_a_crash_left_missing(postgres_url: str) -> None:
+    store = PostgresStore(postgres_url, exact_rows=0)
+    store.open(MODEL, DIMS)
+    items, vectors = memories(12)
+    store.insert(items, vectors)
+    with store._connection() as conn:  # what a bulk load killed before its end leaves behind
+        conn.execute("DROP INDEX mcp_memory.passages_embedding")
+    store.close()
+    again = PostgresStore(postgres_url, exact_rows=0)
+    again.open(MODEL, DIMS)
+    try:
+        assert index_state(again) is True
+        assert [i for i, _ in again.knn(unit(5), 1, MemoryFilter())] == [items[5].id]
+    finally:
+        again.close()
+
+
+def test_an_engine_import_uses_the_bulk_load(postgres_url: str, small_bulk: None) -> None:
+    from mcp_memory_core import MemoryEngine
+    from mcp_memory_rankers import SimilarityRanker
+    from mcp_memory_testing import HashEmbedder
+
+    store = PostgresStore(postgres_url)
+    seen: list[bool | None] = []
+
+    class Watching(PostgresStore):
+        def insert(self, *args: object, **kwargs: object) -> None:
+            seen.append(index_state(store))
+            super().insert(*args, **kwargs)  # type: ignore[arg-type]
+
+    store = Watching(postgres_url)
+    engine = MemoryEngine(store, HashEmbedder(), SimilarityRanker())
+    try:
+        outcome = engine.import_memories(
+            [Memory(content=f"imported note {i}") for i in range(30)], batch_size=8
+        )
+        assert outcome.inserted == 30
+        assert seen == [None, None, None, None]  # every batch went in without the index
+        assert index_state(store) is True
+        assert engine.search_memories("imported note 17", limit=1)[0].memory.content == "imported note 17"
+    finally:
+        engine.close()

@@ -17,14 +17,17 @@ with ``require_scope=True`` (the HTTP server) refuses such a call instead.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import math
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
+
+import numpy as np
 
 from .errors import (
     ImportRecordError,
@@ -58,7 +61,7 @@ from .models import (
     utcnow,
 )
 from .passages import split_passages
-from .protocols import Embedder, Ranker, Reranker, Store, Vector
+from .protocols import Embedder, Ranker, Reranker, Store, StoredVectors, Vector
 from .recall import Recall, approximate_tokens, pack
 from .relevance import RelevanceFloor
 from .reranking import RerankStage
@@ -364,10 +367,15 @@ class MemoryEngine:
         batch_size: int = 64,
         on_batch: Callable[[int], None] | None = None,
         scope: Scope | None = None,
+        vectors: StoredVectors | None = None,
     ) -> ImportOutcome:
         """Insert whole memories (ids, timestamps, chains as given), embedding in batches and writing
         one transaction per batch. Ids already present are skipped and counted, so a re-run is a no-op.
         ``on_batch`` is called with the number of memories handled after each batch (progress bars).
+
+        ``vectors`` (an export's) are reused instead of embedding when they were made by this engine's
+        model (same model id and dimensions) and a memory has one row per passage its content splits
+        into; any other memory is embedded (``ImportOutcome.reused`` counts the reused ones).
 
         Every memory is checked before the first batch is written, so a refused one writes nothing
         (:class:`ImportRecordError` names it): it appears once, belongs to the scope's principal, goes
@@ -380,19 +388,80 @@ class MemoryEngine:
         self.open()
         memories = list(memories)
         self._check_import(memories, scope)
-        inserted = skipped = 0
-        for batch in _batched(memories, batch_size):
-            existing = self.store.get([m.id for m in batch])
-            fresh = [m for m in batch if m.id not in existing]
-            if fresh:
-                vectors, owners = self._embed([m.content for m in fresh])
-                with self.store.transaction():
-                    self.store.insert(fresh, vectors, owners)
-            inserted += len(fresh)
-            skipped += len(batch) - len(fresh)
-            if on_batch is not None:
-                on_batch(len(batch))
-        return ImportOutcome(inserted=inserted, skipped=skipped)
+        given = self._reusable(vectors)
+        inserted = skipped = reused = 0
+        bulk = getattr(self.store, "bulk_load", None)
+        with bulk(len(memories)) if bulk is not None else contextlib.nullcontext():
+            for batch in _batched(memories, batch_size):
+                existing = self.store.get([m.id for m in batch])
+                fresh = [m for m in batch if m.id not in existing]
+                if fresh:
+                    array, owners, count = self._import_vectors(fresh, given)
+                    with self.store.transaction():
+                        self.store.insert(fresh, array, owners)
+                    reused += count
+                inserted += len(fresh)
+                skipped += len(batch) - len(fresh)
+                if on_batch is not None:
+                    on_batch(len(batch))
+        return ImportOutcome(inserted=inserted, skipped=skipped, reused=reused)
+
+    def _reusable(self, vectors: StoredVectors | None) -> Mapping[str, Vector]:
+        """The rows of ``vectors`` if this engine's model made them, else none (they are embedded)."""
+        if vectors is None or not vectors.rows:
+            return {}
+        mine = (self.embedder.model_id, self.embedder.dimensions)
+        if (vectors.model_id, vectors.dimensions) != mine:
+            log.info(
+                "import: the vectors given are of %s (%d-d), not of %s (%d-d): embedding again",
+                vectors.model_id,
+                vectors.dimensions,
+                *mine,
+            )
+            return {}
+        return vectors.rows
+
+    def _import_vectors(
+        self, memories: Sequence[Memory], given: Mapping[str, Vector]
+    ) -> tuple[Vector, list[int], int]:
+        """Every row of ``memories`` (given rows where they fit, embedded ones otherwise), each row's
+        memory index, and how many memories reused given rows."""
+        rows: dict[int, Vector] = {}
+        missing: list[int] = []
+        for index, memory in enumerate(memories):
+            array = given.get(memory.id)
+            if array is not None and len(array) == len(split_passages(memory.content)):
+                rows[index] = array
+            else:
+                missing.append(index)
+        if missing:
+            embedded, owners = self._embed([memories[i].content for i in missing])
+            who = owners if owners is not None else list(range(len(missing)))
+            for position, index in enumerate(missing):
+                rows[index] = embedded[[r for r, o in enumerate(who) if o == position]]
+        ordered = [rows[index] for index in range(len(memories))]
+        owner_list = [index for index, array in enumerate(ordered) for _ in range(len(array))]
+        return (
+            np.concatenate(ordered).astype(np.float32, copy=False),
+            owner_list,
+            len(memories) - len(missing),
+        )
+
+    def memory_vectors(self, ids: Sequence[str], *, scope: Scope | None = None) -> StoredVectors:
+        """The stored vectors of the memories among ``ids`` that ``iter_memories`` would give this
+        scope (its principal's own): what an export with vectors carries. Raises InvalidInputError
+        when the store cannot read its vectors back."""
+        scope = self._scope(scope)
+        self.open()
+        reader = getattr(self.store, "vectors", None)
+        if not self.store.capabilities.read_vectors or reader is None:
+            raise InvalidInputError(
+                f"This store ({self.store.location}) cannot read its vectors back: export without vectors."
+            )
+        namespaces = scope.read_namespaces(ALL_NAMESPACES)
+        mine = [m.id for m in self.store.get(ids).values() if self._exportable(m, scope, namespaces)]
+        found: dict[str, Vector] = reader(mine) if mine else {}
+        return StoredVectors(self.embedder.model_id, self.embedder.dimensions, found)
 
     def check_import(self, memories: Sequence[Memory], *, scope: Scope | None = None) -> None:
         """Raise :class:`ImportRecordError` for the first memory ``import_memories`` would refuse,
@@ -702,12 +771,15 @@ class MemoryEngine:
         scope = self._scope(scope)
         namespaces = scope.read_namespaces(namespace)
         self.open()
+        return (m for m in self.store.iter_all() if self._exportable(m, scope, namespaces))
+
+    @staticmethod
+    def _exportable(memory: Memory, scope: Scope, namespaces: Collection[str] | None) -> bool:
+        """One's own memories, in a readable namespace (of ``namespaces`` when given)."""
         return (
-            m
-            for m in self.store.iter_all()
-            if m.owner == scope.principal
-            and scope.can_read(m)
-            and (namespaces is None or m.namespace in namespaces)
+            memory.owner == scope.principal
+            and scope.can_read(memory)
+            and (namespaces is None or memory.namespace in namespaces)
         )
 
     def search_memories(

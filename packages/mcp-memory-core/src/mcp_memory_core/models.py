@@ -282,11 +282,13 @@ class StoreOutcome:
 @dataclass(frozen=True)
 class ImportOutcome:
     """What an import did: memories inserted, memories skipped because their id already existed, and
-    lone surrogates the reader replaced with U+FFFD (text cut inside an emoji, which UTF-8 cannot hold)."""
+    lone surrogates the reader replaced with U+FFFD (text cut inside an emoji, which UTF-8 cannot hold),
+    and how many inserted memories kept the vectors they came with instead of being embedded again."""
 
     inserted: int
     skipped: int
     repaired: int = 0
+    reused: int = 0  # inserted memories whose given vectors were used (not embedded again)
 
 
 @dataclass(frozen=True)

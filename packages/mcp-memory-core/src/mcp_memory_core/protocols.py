@@ -50,6 +50,16 @@ class Embedder(Protocol):
         """Return a (dimensions,) float32 unit vector."""
 
 
+@dataclass(frozen=True)
+class StoredVectors:
+    """Vectors that travel with memories (an export's): the embedding model that made them, and each
+    memory's rows (its whole text first, then its passages), keyed by memory id."""
+
+    model_id: str
+    dimensions: int
+    rows: Mapping[str, Vector]
+
+
 def text_list(texts: Sequence[str]) -> list[str]:
     """``embed_documents``' argument as a list of strings, or a TypeError saying what is wrong (a lone
     string is refused: iterating it would embed its characters)."""
@@ -72,14 +82,25 @@ class StoreCapabilities:
     # transaction nor sees its uncommitted writes. The server then runs requests in parallel;
     # without it, it serializes every call to the store (which must still be callable from threads).
     thread_safe: bool = False
+    # ``vectors(ids)`` reads stored vectors back (an export that carries them, so an import into a
+    # store bound to the same model reuses them instead of embedding again).
+    read_vectors: bool = False
 
 
 @runtime_checkable
 class Store(Protocol):
     """Persistence primitives. Every write is atomic; inside ``transaction()`` all writes commit together.
 
-    Optional, outside the protocol: a ``warm()`` method with no arguments, which the engine runs in a
-    background thread after ``open()`` to load whatever makes the first query fast (a vector cache)."""
+    Optional, outside the protocol:
+
+    - ``warm()``, no arguments: the engine runs it in a background thread after ``open()`` to load
+      whatever makes the first query fast (a vector cache);
+    - ``vectors(ids: Sequence[str]) -> dict[str, Vector]``, required when ``capabilities.read_vectors``:
+      each known memory's vectors, the rows in the order ``insert`` was given them (its whole text
+      first, then its passages); unknown ids are absent;
+    - ``bulk_load(rows: int)``, a context manager around an import of about ``rows`` memories (in
+      several transactions): the store may prepare for many inserts (PostgreSQL drops its vector
+      index and builds it again at the end). Every call keeps working inside it."""
 
     @property
     def capabilities(self) -> StoreCapabilities: ...

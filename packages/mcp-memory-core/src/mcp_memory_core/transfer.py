@@ -3,9 +3,15 @@
 **mcp-memory JSON Lines v1** (``export_memories`` / ``read_mcp_memory_jsonl``): UTF-8, one JSON object
 per line. The first line is a header ``{"count": N, "exported_at": ISO, "format": "mcp-memory",
 "version": 1}``; every following line is one memory with every field of :class:`~.models.Memory`
-(chains, tombstones, pins and access statistics included; vectors are not exported, the importer
-re-embeds). Keys are sorted, datetimes are ISO 8601 in UTC with microseconds, memories are ordered by
-(namespace, created_at, id): exporting the same memories with the same ``now`` gives the same bytes.
+(chains, tombstones, pins and access statistics included). Keys are sorted, datetimes are ISO 8601
+in UTC with microseconds, memories are ordered by (namespace, created_at, id): exporting the same
+memories with the same ``now`` gives the same bytes.
+
+**With vectors** (``export_memories(..., vectors=True)``; format version 2, otherwise the same): the
+header adds ``"embedder": {"model": ID, "dimensions": D}`` and every memory a ``"vectors"`` list, its
+whole text's vector then its passages', each the base64 of D little-endian float32. An import into a
+store bound to the same model reuses them (no embedding: much faster, and the same search results);
+into another model's store it embeds again. Version 1 files (no vectors) are read as before.
 
 Importers for other tools produce memories with deterministic ids (uuid5 of the source's own ids and
 the target namespace), so importing the same file twice inserts nothing the second time:
@@ -27,6 +33,8 @@ and replaces lone UTF-16 surrogates (an emoji cut in half) with U+FFFD, counting
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import uuid
 import zipfile
@@ -37,6 +45,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
+import numpy as np
 from pydantic import (
     AwareDatetime,
     BaseModel,
@@ -48,8 +57,9 @@ from pydantic import (
 )
 
 from . import surrogates
-from .errors import ImportRecordError, InvalidInputError
+from .errors import ImportRecordError, InvalidInputError, StorageError
 from .models import DEFAULT_NAMESPACE, LOCAL_USER, ImportOutcome, Memory, MemoryType, PrivacyScope, utcnow
+from .protocols import StoredVectors, Vector
 from .scope import Scope, validate_principal
 from .validation import (
     DEFAULT_LIMITS,
@@ -69,11 +79,17 @@ if TYPE_CHECKING:
 
 FORMAT_NAME = "mcp-memory"
 FORMAT_VERSION = 1
+VECTORS_FORMAT_VERSION = 2  # version 1 plus the embedder in the header and each memory's vectors
 FORMATS = ("mcp-memory", "chatgpt", "mcp-knowledge-graph")
 Format = Literal["mcp-memory", "chatgpt", "mcp-knowledge-graph"]
 
 # uuid5 namespace of every id an importer derives (fixed forever: changing it breaks idempotency).
 IMPORT_ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://mcp-memory/import")
+
+# A memory's vectors in an export: its whole text plus at most this many passages (far above what
+# split_passages makes of the largest content), and how many memories' vectors are read at a time.
+MAX_VECTOR_ROWS = 1024
+_VECTOR_BATCH = 256
 
 TRUNCATION_MARK = " …[truncated]"
 BOM = "\ufeff"
@@ -84,12 +100,13 @@ ENCODING = "utf-8-sig"
 @dataclass(frozen=True)
 class ImportFile(Sequence[Memory]):
     """The memories read from one file, in order, with where each came from (``origins``: memory id →
-    ``"line 7"`` or ``"conversation 3 ('Trip'), message m2"``) and how many lone surrogates the
-    reader replaced with U+FFFD (``repaired``)."""
+    ``"line 7"`` or ``"conversation 3 ('Trip'), message m2"``), how many lone surrogates the
+    reader replaced with U+FFFD (``repaired``), and the vectors the file carried (``vectors``)."""
 
     memories: list[Memory]
     origins: dict[str, str] = field(default_factory=dict)
     repaired: int = 0
+    vectors: StoredVectors | None = None  # an export's own vectors, when it carries them
 
     def __len__(self) -> int:
         return len(self.memories)
@@ -118,6 +135,15 @@ def format_datetime(value: datetime | None) -> str | None:
     return _utc(value).isoformat(timespec="microseconds")
 
 
+class ExportEmbedder(BaseModel):
+    """The model that made an export's vectors."""
+
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+    model: str = Field(min_length=1, max_length=500)
+    dimensions: int = Field(ge=1, le=65536)
+
+
 class ExportHeader(BaseModel):
     """The first line of an export."""
 
@@ -127,6 +153,7 @@ class ExportHeader(BaseModel):
     version: int
     exported_at: AwareDatetime | None = None
     count: int | None = Field(default=None, ge=0)
+    embedder: ExportEmbedder | None = None  # version 2: the model of the memories' vectors
 
 
 class ExportRecord(BaseModel):
@@ -156,6 +183,7 @@ class ExportRecord(BaseModel):
     privacy_scope: PrivacyScope = PrivacyScope.PRIVATE
     occurred_at: AwareDatetime | None = None  # absent in older exports: the memory's created_at
     thread: str | None = None
+    vectors: list[str] | None = Field(default=None, min_length=1, max_length=MAX_VECTOR_ROWS)  # version 2
 
     @field_validator("id", "superseded_by")
     @classmethod
@@ -223,7 +251,35 @@ class ExportRecord(BaseModel):
 
     def to_memory(self, owner: str = LOCAL_USER) -> Memory:
         """The memory; ``owner`` is used when the record names none (an export older than owners)."""
-        return Memory(**{**self.model_dump(), "tags": tuple(self.tags), "owner": self.owner or owner})
+        fields = self.model_dump(exclude={"vectors"})
+        return Memory(**{**fields, "tags": tuple(self.tags), "owner": self.owner or owner})
+
+
+def encode_vectors(rows: Vector) -> list[str]:
+    """Each row as the base64 of its little-endian float32 values."""
+    array = np.ascontiguousarray(rows, dtype="<f4")
+    return [base64.b64encode(row.tobytes()).decode("ascii") for row in array]
+
+
+def decode_vectors(encoded: Sequence[str], dimensions: int) -> Vector:
+    """The (rows, dimensions) float32 array of :func:`encode_vectors`' output; ValueError if a row is
+    not base64 of ``dimensions`` finite float32 values."""
+    size = 4 * dimensions
+    raw = []
+    for index, text in enumerate(encoded):
+        try:
+            data = base64.b64decode(text, validate=True)
+        except (binascii.Error, ValueError):
+            raise ValueError(f"vector {index + 1} is not base64") from None
+        if len(data) != size:
+            raise ValueError(
+                f"vector {index + 1} holds {len(data) // 4} numbers, the header's embedder {dimensions}"
+            )
+        raw.append(data)
+    array = np.frombuffer(b"".join(raw), dtype="<f4").reshape(len(raw), dimensions).astype(np.float32)
+    if not np.isfinite(array).all():
+        raise ValueError("a vector holds a number that is not finite")
+    return array
 
 
 def _dumps(data: Mapping[str, Any]) -> str:
@@ -237,21 +293,34 @@ def export_memories(
     namespace: str | None = None,
     now: datetime | None = None,
     scope: Scope | None = None,
+    vectors: bool = False,
 ) -> int:
     """Write every memory the scope's principal owns (of ``namespace``, or of every namespace when
-    ``None``) to ``out`` as mcp-memory JSON Lines v1; return how many were written. ``now`` fixes
-    ``exported_at`` (for reproducible output); it defaults to the current time."""
+    ``None``) to ``out`` as mcp-memory JSON Lines (version 1; version 2 with ``vectors``, carrying
+    each memory's stored vectors); return how many were written. ``now`` fixes ``exported_at`` (for
+    reproducible output); it defaults to the current time."""
     memories = list(engine.iter_memories(namespace or "*", scope=scope))
     memories.sort(key=lambda m: (m.namespace, _utc(m.created_at), m.id))
-    header = {
+    header: dict[str, Any] = {
         "format": FORMAT_NAME,
-        "version": FORMAT_VERSION,
+        "version": VECTORS_FORMAT_VERSION if vectors else FORMAT_VERSION,
         "exported_at": format_datetime(now if now is not None else utcnow()),
         "count": len(memories),
     }
+    if vectors:
+        model = engine.memory_vectors([], scope=scope)  # fails here, before a line is written
+        header["embedder"] = {"model": model.model_id, "dimensions": model.dimensions}
     out.write(_dumps(header) + "\n")
-    for memory in memories:
-        out.write(_dumps(ExportRecord.from_memory(memory)) + "\n")
+    for start in range(0, len(memories), _VECTOR_BATCH):
+        batch = memories[start : start + _VECTOR_BATCH]
+        rows = engine.memory_vectors([m.id for m in batch], scope=scope).rows if vectors else {}
+        for memory in batch:
+            record = ExportRecord.from_memory(memory)
+            if vectors:
+                if memory.id not in rows:
+                    raise StorageError(f"Memory {memory.id} has no stored vector: the store is damaged.")
+                record["vectors"] = encode_vectors(rows[memory.id])
+            out.write(_dumps(record) + "\n")
     return len(memories)
 
 
@@ -308,16 +377,20 @@ def read_mcp_memory_jsonl(
         header = ExportHeader.model_validate(raw)
     except ValidationError as exc:
         raise InvalidInputError(f"line {number}: invalid export header: {_describe(exc)}") from None
-    if header.version != FORMAT_VERSION:
+    if header.version not in (FORMAT_VERSION, VECTORS_FORMAT_VERSION):
         newer = (
-            " (written by a newer mcp-memory: upgrade to read it)" if header.version > FORMAT_VERSION else ""
+            " (written by a newer mcp-memory: upgrade to read it)"
+            if header.version > VECTORS_FORMAT_VERSION
+            else ""
         )
         raise InvalidInputError(
             f"line {number}: unsupported export version {header.version}{newer}; "
-            f"this mcp-memory reads version {FORMAT_VERSION}."
+            f"this mcp-memory reads versions {FORMAT_VERSION} and {VECTORS_FORMAT_VERSION}."
         )
+    embedder = header.embedder
     seen: dict[str, int] = {}
     memories: list[Memory] = []
+    vectors: dict[str, Vector] = {}
     repaired = 0
     for number, text in numbered:
         text, count = surrogates.repair_json(text)
@@ -333,13 +406,24 @@ def read_mcp_memory_jsonl(
                 f"line {number}: duplicate memory id {record.id} (also on line {seen[record.id]})."
             )
         seen[record.id] = number
+        if record.vectors is not None:
+            if embedder is None:
+                raise InvalidInputError(
+                    f"line {number}: this memory carries vectors but the header names no embedder "
+                    '(version 2 headers have "embedder": {"model": …, "dimensions": …}).'
+                )
+            try:
+                vectors[record.id] = decode_vectors(record.vectors, embedder.dimensions)
+            except ValueError as exc:
+                raise InvalidInputError(f"line {number}: invalid vectors: {exc}.") from None
         memories.append(record.to_memory(owner))
     if header.count is not None and header.count != len(seen):
         raise InvalidInputError(
             f"The header says {header.count} memories but the file holds {len(seen)}: "
             "it was truncated or edited. Export it again."
         )
-    return ImportFile(memories, {memory_id: f"line {n}" for memory_id, n in seen.items()}, repaired)
+    carried = StoredVectors(embedder.model, embedder.dimensions, vectors) if embedder and vectors else None
+    return ImportFile(memories, {memory_id: f"line {n}" for memory_id, n in seen.items()}, repaired, carried)
 
 
 # -- importing -------------------------------------------------------------------------------------
@@ -369,14 +453,18 @@ def import_records(
     on_batch: Callable[[int], None] | None = None,
     scope: Scope | None = None,
 ) -> ImportOutcome:
-    """Insert whole memories as they are (ids, namespaces, chains, tombstones), re-embedding each
-    one (superseded versions too, so their wording still finds the head). Ids already present are
+    """Insert whole memories as they are (ids, namespaces, chains, tombstones), embedding each one
+    (superseded versions too, so their wording still finds the head) unless the file carries its
+    vectors from the same model (then they are reused). Ids already present are
     skipped: importing the same records twice inserts nothing the second time. The engine checks
     every memory before it writes any (see ``MemoryEngine.import_memories``); given an
     :class:`ImportFile`, its refusal names the line or conversation, and the outcome counts the
     lone surrogates the reader repaired."""
+    carried = memories.vectors if isinstance(memories, ImportFile) else None
     with _located(memories):
-        outcome = engine.import_memories(memories, batch_size=batch_size, on_batch=on_batch, scope=scope)
+        outcome = engine.import_memories(
+            memories, batch_size=batch_size, on_batch=on_batch, scope=scope, vectors=carried
+        )
     if isinstance(memories, ImportFile) and memories.repaired:
         return replace(outcome, repaired=memories.repaired)
     return outcome

@@ -332,11 +332,19 @@ def _export_time() -> datetime | None:
 )
 @click.option("--namespace", default=None, help="Export this namespace (default: the current one).")
 @click.option("--all-namespaces", is_flag=True, help="Export every namespace.")
-def export_command(output: str, namespace: str | None, all_namespaces: bool) -> None:
-    """Export memories as mcp-memory JSON Lines v1: every version, tombstone and pin, no vectors.
+@click.option(
+    "--vectors",
+    "with_vectors",
+    is_flag=True,
+    help="Also write each memory's stored vectors (format version 2, about 2 KB per vector at 384-d): "
+    "an import into a store of the same embedding model reuses them instead of embedding again.",
+)
+def export_command(output: str, namespace: str | None, all_namespaces: bool, with_vectors: bool) -> None:
+    """Export memories as mcp-memory JSON Lines: every version, tombstone and pin.
 
     The first line is a header ({"format": "mcp-memory", "version": 1, "exported_at", "count"}), then
-    one memory per line, sorted by (namespace, created_at, id). Set SOURCE_DATE_EPOCH to fix
+    one memory per line, sorted by (namespace, created_at, id). With --vectors the version is 2, the
+    header names the embedder and every memory carries its vectors. Set SOURCE_DATE_EPOCH to fix
     exported_at and get byte-identical exports of identical data.
     """
     if namespace is not None and all_namespaces:
@@ -350,12 +358,12 @@ def export_command(output: str, namespace: str | None, all_namespaces: bool) -> 
         ns = None if all_namespaces else validate_namespace(namespace or engine.namespace)
         if output == "-":
             buffer = io.StringIO()
-            count = export_memories(engine, buffer, namespace=ns, now=now)
+            count = export_memories(engine, buffer, namespace=ns, now=now, vectors=with_vectors)
             sys.stdout.flush()
             sys.stdout.buffer.write(buffer.getvalue().encode("utf-8"))  # UTF-8 whatever the locale
             sys.stdout.buffer.flush()
             return count, ns
-        return _export_to_file(engine, Path(output), ns, now), ns
+        return _export_to_file(engine, Path(output), ns, now, with_vectors), ns
 
     count, ns = with_engine(run, create=False)
     where = "all namespaces" if ns is None else f"namespace {ns!r}"
@@ -363,7 +371,9 @@ def export_command(output: str, namespace: str | None, all_namespaces: bool) -> 
     click.echo(f"Exported {count} memories ({where}) to {target}.", err=True)
 
 
-def _export_to_file(engine: MemoryEngine, path: Path, namespace: str | None, now: datetime | None) -> int:
+def _export_to_file(
+    engine: MemoryEngine, path: Path, namespace: str | None, now: datetime | None, vectors: bool
+) -> int:
     import os
     import tempfile
 
@@ -377,7 +387,7 @@ def _export_to_file(engine: MemoryEngine, path: Path, namespace: str | None, now
         fail(f"cannot write {path}: {exc.strerror or exc}")
     try:
         with open(fd, "w", encoding="utf-8", newline="\n") as handle:
-            count = export_memories(engine, handle, namespace=namespace, now=now)
+            count = export_memories(engine, handle, namespace=namespace, now=now, vectors=vectors)
         os.replace(tmp, path)
     except BaseException:
         with suppress(OSError):
@@ -433,7 +443,8 @@ def import_command(
     """Import memories from FILE. Safe to re-run: memories already present (same id) are skipped.
 
     The whole file is read and validated before anything is written; memories are embedded in
-    batches, one transaction per batch, with a progress bar on stderr.
+    batches, one transaction per batch, with a progress bar on stderr. An export made with --vectors
+    by the same embedding model is not embedded again: its vectors are reused.
     """
     with expected_errors():
         from mcp_memory_core.transfer import detect_format
@@ -486,6 +497,7 @@ def import_command(
             "imported": outcome.inserted,
             "skipped": outcome.skipped,
             "repaired": outcome.repaired,
+            "vectors_reused": outcome.reused,
             "format": chosen,
             "namespace": None if chosen == "mcp-memory" else target,
             "file": str(file),
@@ -496,6 +508,8 @@ def import_command(
         emit_json(summary)
         return
     line = f"imported {summary['imported']}, skipped {summary['skipped']} (already present)"
+    if summary["vectors_reused"]:
+        line += f"; reused the file's vectors for {summary['vectors_reused']} (not embedded again)"
     if summary["repaired"]:
         plural = "" if summary["repaired"] == 1 else "s"
         line += f"; repaired {summary['repaired']} lone surrogate{plural} (replaced with U+FFFD)"

@@ -110,7 +110,7 @@ class InMemoryStore:
 
     @property
     def capabilities(self) -> StoreCapabilities:
-        return StoreCapabilities(keyword_search=True, concurrent_processes=False)
+        return StoreCapabilities(keyword_search=True, concurrent_processes=False, read_vectors=True)
 
     @property
     def location(self) -> str:
@@ -159,6 +159,10 @@ class InMemoryStore:
             for index, memory in enumerate(memories):
                 self._rows[memory.id] = memory
                 self._vectors[memory.id] = array[[i for i, o in enumerate(rows_owner) if o == index]].copy()
+
+    def vectors(self, ids: Sequence[str]) -> dict[str, Vector]:
+        with self._lock:
+            return {i: self._vectors[i].copy() for i in ids if i in self._vectors}
 
     def get(self, ids: Sequence[str]) -> dict[str, Memory]:
         with self._lock:

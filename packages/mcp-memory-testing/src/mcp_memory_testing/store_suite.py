@@ -840,6 +840,33 @@ class StoreConformance(OverrideGuard):
             assert _hit_ids(opened.keyword_search("heron", 10, ALL)) == {kept.id}
             assert opened.keyword_search("doomed", 10, ALL) == []
 
+    def test_vectors_read_back_in_insert_order(self, opened: Store) -> None:
+        """Troubleshooting (stores declaring ``capabilities.read_vectors``): ``vectors(ids)`` returns,
+        for each known id, an (n, dimensions) float32 array of exactly the rows ``insert`` was given
+        for it, in the order given (interleaved owners included), bit for bit; unknown and repeated
+        ids are harmless; a purged memory has none. An export with vectors relies on this: an import
+        reuses them as the memory's whole text and passages, in that order."""
+        if not opened.capabilities.read_vectors:
+            pytest.skip("the store does not read its vectors back (capabilities.read_vectors)")
+        reader = getattr(opened, "vectors", None)
+        assert callable(reader), "capabilities.read_vectors is true but the store has no vectors() method"
+        a, b, c = memory(1, content="alpha"), memory(2, content="beta"), memory(3, content="gamma")
+        vectors = unit_vectors(6, self.dimensions, 131)
+        owners = [1, 0, 1, 2, 0, 1]
+        self.add_passages(opened, [a, b, c], vectors, owners)
+        missing = "99999999-9999-9999-9999-999999999999"
+        got = reader([c.id, a.id, missing, a.id, b.id])
+        assert set(got) == {a.id, b.id, c.id}
+        for index, item in enumerate((a, b, c)):
+            rows = [row for row, owner in enumerate(owners) if owner == index]
+            array = np.asarray(got[item.id])
+            assert array.dtype == np.float32
+            assert array.shape == (len(rows), self.dimensions)
+            assert np.array_equal(array, vectors[rows])
+        assert reader([]) == {}
+        opened.purge([b.id])
+        assert set(reader([a.id, b.id])) == {a.id}
+
     def test_insert_owners_validated(self, opened: Store) -> None:
         """Troubleshooting: ``insert`` must refuse, with ValueError and without storing anything,
         ``owners`` of the wrong length, owners that do not index ``memories``, a memory without any

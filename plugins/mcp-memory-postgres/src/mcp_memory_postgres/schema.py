@@ -25,6 +25,16 @@ SCHEMA_VERSION = 1
 MIGRATION_LOCK = 0x6D63706D656D7279
 
 
+# The HNSW index of ``passages`` (cosine). A bulk import drops it and builds it again afterwards (see
+# PostgresStore.bulk_load); opening the store builds it if a crash left it missing or invalid.
+VECTOR_INDEX = "passages_embedding"
+
+
+def vector_index_ddl(*, concurrently: bool = False) -> str:
+    how = "CONCURRENTLY IF NOT EXISTS " if concurrently else ""
+    return f"CREATE INDEX {how}{VECTOR_INDEX} ON {SCHEMA}.passages USING hnsw (embedding vector_cosine_ops)"
+
+
 def migrations(dimensions: int) -> list[Migration]:
     dims = int(dimensions)
     return [
@@ -66,7 +76,7 @@ def migrations(dimensions: int) -> list[Migration]:
                 f" seq bigint NOT NULL REFERENCES {SCHEMA}.memories (seq) ON DELETE CASCADE,"
                 f" embedding vector({dims}) NOT NULL)",
                 f"CREATE INDEX passages_seq ON {SCHEMA}.passages (seq)",
-                f"CREATE INDEX passages_embedding ON {SCHEMA}.passages USING hnsw (embedding vector_cosine_ops)",
+                vector_index_ddl(),
             ),
         ),
     ]

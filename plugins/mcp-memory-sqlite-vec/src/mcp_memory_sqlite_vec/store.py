@@ -218,7 +218,9 @@ class SqliteVecStore(VectorCacheSync):
     def capabilities(self) -> StoreCapabilities:
         # An in-memory database is one connection: safe from any thread, but serialized.
         parallel = isinstance(self._path, Path)
-        return StoreCapabilities(keyword_search=True, concurrent_processes=True, thread_safe=parallel)
+        return StoreCapabilities(
+            keyword_search=True, concurrent_processes=True, thread_safe=parallel, read_vectors=True
+        )
 
     @property
     def location(self) -> str:
@@ -702,6 +704,25 @@ class SqliteVecStore(VectorCacheSync):
                 (json.dumps(ids),),
             ).fetchall()
         return {row[0]: _memory(row) for row in rows}
+
+    def vectors(self, ids: Sequence[str]) -> dict[str, Vector]:
+        """Each known memory's vectors (its whole text, then its passages), from the float32 copies."""
+        ids = list(dict.fromkeys(ids))
+        if not ids:
+            return {}
+        with self._reading() as conn:
+            rows = conn.execute(
+                "SELECT m.id, p.embedding FROM memories m JOIN passages p ON p.seq = m.seq "
+                "WHERE m.id IN (SELECT value FROM json_each(?)) ORDER BY p.vrow",
+                (json.dumps(ids),),
+            ).fetchall()
+        found: dict[str, list[bytes]] = {}
+        for memory_id, blob in rows:
+            found.setdefault(memory_id, []).append(blob)
+        return {
+            memory_id: np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
+            for memory_id, blobs in found.items()
+        }
 
     def knn(self, vector: Vector, k: int, where: MemoryFilter) -> list[tuple[str, float]]:
         """Up to ``k`` distinct memories matching ``where``, best cosine similarity over each memory's
