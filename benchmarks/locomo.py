@@ -16,6 +16,7 @@ sessions of the ranked turns). Dev split: conversations 0-4; test split: 5-9 (ne
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import re
@@ -372,20 +373,27 @@ def context_stages() -> list[Setup]:
     ]
 
 
-def engine_factory(base: Settings, pm: PluginManager) -> Callable[[Path], MemoryEngine]:
-    """A fresh engine per conversation, in directory ``tmp``, built by the server's own assembly."""
+def engine_factory(
+    base: Settings, pm: PluginManager, fresh_database: Callable[[], str] | None = None
+) -> Callable[[Path], MemoryEngine]:
+    """A fresh engine per conversation, in directory ``tmp``, built by the server's own assembly;
+    with ``fresh_database`` (a new PostgreSQL database's URL per call) on the postgres store."""
+    import os
+
     from mcp_memory_server.assembly import build_engine  # the server's own assembly: the real path
 
     def make_engine(tmp: Path) -> MemoryEngine:
         # Retrieval only: conversations span months, so no memory may expire mid-benchmark.
-        settings = base.model_copy(
-            update={
-                "db_path": tmp / "locomo.db",
-                "namespace": "default",
-                "ttl_episodic": "never",
-                "auto_context": False,
-            }
-        )
+        update: dict[str, object] = {
+            "db_path": tmp / "locomo.db",
+            "namespace": "default",
+            "ttl_episodic": "never",
+            "auto_context": False,
+        }
+        if fresh_database is not None:
+            os.environ["MCP_MEMORY_DATABASE_URL"] = fresh_database()  # the plugin reads its own settings
+            update["store"] = "postgres"
+        settings = base.model_copy(update=update)
         engine = build_engine(settings, pm)
         engine.track_access = False  # questions must not change each other's ranking features
         return engine
@@ -394,8 +402,6 @@ def engine_factory(base: Settings, pm: PluginManager) -> Callable[[Path], Memory
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from mcp_memory_core import Settings, plugins
-
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared/data/locomo10.json"
@@ -417,10 +423,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--stages", action="store_true", help="add a row per conversation-context stage of the hybrid ranker"
     )
+    parser.add_argument(
+        "--postgres",
+        action="store_true",
+        help="run on the postgres store: a PostgreSQL started for the run (mcp_memory_testing.postgres), "
+        "a fresh database per conversation",
+    )
     args = parser.parse_args(argv)
-
     if not args.data.exists():
         parser.error(f"{args.data} not found: pass --data /path/to/locomo10.json")
+    if args.postgres:
+        from mcp_memory_testing.postgres import PostgresServer
+
+        with PostgresServer() as server:
+            names = itertools.count()
+            return _main(args, argv, lambda: server.create_database(f"locomo_{next(names)}"))
+    return _main(args, argv, None)
+
+
+def _main(
+    args: argparse.Namespace, argv: Sequence[str] | None, fresh_database: Callable[[], str] | None
+) -> int:
+    from mcp_memory_core import Settings, plugins
+
     conversations = load_conversations(args.data)
     pm = plugins.plugin_manager_from_settings()
     base = Settings()
@@ -432,7 +457,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         Setup(f"ranker: {name}", pm.ranker(name).factory(base), engine_retriever) for name in ranker_names
     ]
 
-    make_engine = engine_factory(base, pm)
+    make_engine = engine_factory(base, pm, fresh_database)
     report = [
         "## LoCoMo: every table",
         "",
