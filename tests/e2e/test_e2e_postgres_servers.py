@@ -1,10 +1,13 @@
 """Two HTTP servers on one PostgreSQL database, as a team runs them behind a load balancer.
 
-Twenty real MCP SDK clients (four users: alice and bob share the team "core", carol and dave are in
-none) connect at once, each to one of the two servers, and store private, team and public memories.
-Then every client reads each of its acknowledged writes back through the OTHER server, by id and by
-search, and every user lists what they can see through both servers: a private memory reaches only
-its owner, a team memory only teammates, a public one everybody; no call fails.
+The tokens are created with `mcp-memory token create` into the database itself (no
+MCP_MEMORY_TOKENS_PATH, each server and the CLI with a data directory of their own: no file is
+shared). Twenty real MCP SDK clients (four users: alice and bob share the team "core", carol and
+dave are in none) connect at once, each to one of the two servers, and store private, team and
+public memories. Then every client reads each of its acknowledged writes back through the OTHER
+server, by id and by search, and every user lists what they can see through both servers: a private
+memory reaches only its owner, a team memory only teammates, a public one everybody; no call fails.
+Finally a token revoked through the CLI is refused by both servers at once, and a wrong token too.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import Any
 import anyio
 import pytest
 from e2e_helpers import http_server, module_command, server_env
-from test_e2e_http_users import MISSING, call, create_token, failure, session_as
+from test_e2e_http_users import MISSING, call, cli, create_token, failure, post_initialize, session_as
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio, pytest.mark.usefixtures("default_plugins")]
 
@@ -33,20 +36,23 @@ def may_read(reader: str, owner: str, scope: str) -> bool:
 
 
 async def test_two_servers_one_database_twenty_clients(postgres_url: str, tmp_path: Path) -> None:
-    env = server_env(
-        tmp_path / "unused.db",
-        MCP_MEMORY_STORE="postgres",
-        MCP_MEMORY_DATABASE_URL=postgres_url,
-        MCP_MEMORY_TOKENS_PATH=str(tmp_path / "tokens.db"),
-    )
-    tokens = {user: create_token(env, user, *teams) for user, teams in USERS.items()}
+    def env(machine: str) -> dict[str, str]:
+        """One machine's environment: the shared database, a data directory of its own."""
+        return server_env(
+            tmp_path / machine / "unused.db",
+            MCP_MEMORY_STORE="postgres",
+            MCP_MEMORY_DATABASE_URL=postgres_url,
+        )
+
+    admin = env("admin")
+    tokens = {user: create_token(admin, user, *teams) for user, teams in USERS.items()}
     users = list(itertools.islice(itertools.cycle(USERS), CLIENTS))
     written: dict[str, tuple[str, str, str]] = {}  # id -> (owner, scope, content)
     errors: list[str] = []
 
     with (
-        http_server(module_command(), env, tmp_path / "a.err") as server_a,
-        http_server(module_command(), env, tmp_path / "b.err") as server_b,
+        http_server(module_command(), env("a"), tmp_path / "a.err") as server_a,
+        http_server(module_command(), env("b"), tmp_path / "b.err") as server_b,
     ):
         servers = [server_a, server_b]
 
@@ -113,3 +119,23 @@ async def test_two_servers_one_database_twenty_clients(postgres_url: str, tmp_pa
                     assert await failure(session, "get_memory", id=foreign) == await failure(
                         session, "get_memory", id=MISSING
                     )
+
+        # a token revoked through the CLI is refused by both servers at once; the others still work
+        def status(server: str, token: str) -> int:
+            return int(post_initialize(server, {"Authorization": f"Bearer {token}"}).status_code)
+
+        assert [status(server, tokens["carol"]) for server in servers] == [200, 200]
+        revoked = cli(admin, "token", "revoke", "--user", "carol")
+        assert revoked.returncode == 0 and revoked.stdout.startswith("Revoked 1 token(s): "), revoked.stderr
+        assert [status(server, tokens["carol"]) for server in servers] == [401, 401]
+        assert [status(server, tokens["alice"]) for server in servers] == [200, 200]
+        assert [status(server, "mcpm_not-a-real-token") for server in servers] == [401, 401]
+        public = next(i for i, (owner, scope, _) in written.items() if (owner, scope) == ("carol", "public"))
+        async with session_as(server_b, tokens["bob"]) as session:  # what carol shared stays readable
+            assert (await call(session, "get_memory", id=public))["content"] == written[public][2]
+
+    # the tokens were in the database: no server and no CLI run wrote a token file
+    assert list(tmp_path.rglob("tokens.db")) == []
+    for log in ("a.err", "b.err"):
+        assert "bearer tokens from postgresql://postgres@127.0.0.1:" in (tmp_path / log).read_text()
+        assert "(table mcp_memory.tokens)" in (tmp_path / log).read_text()

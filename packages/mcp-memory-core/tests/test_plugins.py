@@ -12,6 +12,7 @@ from mcp_memory_core import (
     PluginManager,
     RankerSpec,
     RerankerSpec,
+    TokenTableSpec,
     UnknownBackendError,
     hookimpl,
 )
@@ -137,6 +138,7 @@ def test_every_hookspec_has_a_runnable_example():
         "mcp_memory_rankers",
         "mcp_memory_rerankers",
         "mcp_memory_stores",
+        "mcp_memory_token_tables",
     ]
     for name in names:
         doc = getattr(hookspecs, name).__doc__
@@ -175,3 +177,25 @@ def test_an_unknown_reranker_with_none_installed_says_so():
         UnknownBackendError, match=r"reranker 'cross' is not recognized\. Choose one of: \(none installed\)"
     ):
         PluginManager().reranker("cross")
+
+
+TOKEN_TABLE = """
+from mcp_memory_core import TokenTableSpec, hookimpl
+
+@hookimpl
+def mcp_memory_token_tables():
+    yield TokenTableSpec(name="tp-store", factory=lambda settings: object(), description="tokens beside it")
+"""
+
+
+def test_a_token_table_plugin_is_found_by_its_store_name(site):
+    make_dist(site, "tp-tokens", "tp-tokens", "tp_tokens", TOKEN_TABLE)
+    pm = plugin_manager_from_settings()
+    spec = pm.token_table("TP-Store ")
+    assert isinstance(spec, TokenTableSpec) and spec.description == "tokens beside it"
+    assert pm.token_table("sqlite-vec") is None  # no table: the server keeps its token file
+    row = next(b for b in pm.backends() if b.kind == "token-table" and b.name == "tp-store")
+    assert (row.package, row.version) == ("tp-tokens", "1.2.3")
+    make_dist(site, "tp-tokens-two", "tp-tokens-two", "tp_tokens_two", TOKEN_TABLE)
+    with pytest.raises(PluginConflictError, match=r"token-table name 'tp-store'.*tp-tokens, tp-tokens-two"):
+        plugin_manager_from_settings().token_table("tp-store")

@@ -11,6 +11,7 @@ from mcp_memory_testing import (
     RerankerConformance,
     ReversingReranker,
     StoreConformance,
+    TokenTableConformance,
 )
 from mcp_memory_testing.guard import troubleshooting_documented
 
@@ -58,7 +59,8 @@ def test_override_guard_accepts_xfail_override():
 
 
 @pytest.mark.parametrize(
-    "suite", [EmbedderConformance, RankerConformance, RerankerConformance, StoreConformance]
+    "suite",
+    [EmbedderConformance, RankerConformance, RerankerConformance, StoreConformance, TokenTableConformance],
 )
 def test_every_suite_test_has_troubleshooting(suite):
     assert troubleshooting_documented(suite) == []

@@ -36,7 +36,7 @@ from .plugins import BackendInfo, PluginManager
 from .protocols import Embedder, Ranker, Reranker, Store, StoreCapabilities, Vector
 from .scope import Scope
 from .settings import Settings
-from .specs import EmbedderSpec, RankerSpec, RerankerSpec, StoreSpec
+from .specs import EmbedderSpec, RankerSpec, RerankerSpec, StoreSpec, TokenTableSpec
 
 __all__ = [
     "DEFAULT_NAMESPACE",
@@ -73,6 +73,7 @@ __all__ = [
     "Store",
     "StoreCapabilities",
     "StoreSpec",
+    "TokenTableSpec",
     "UnknownBackendError",
     "Vector",
     "Visibility",

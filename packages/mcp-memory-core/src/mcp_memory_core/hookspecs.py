@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 import pluggy
 
-from .specs import EmbedderSpec, RankerSpec, RerankerSpec, StoreSpec
+from .specs import EmbedderSpec, RankerSpec, RerankerSpec, StoreSpec, TokenTableSpec
 
 PROJECT_NAME = "mcp_memory"
 ENTRY_POINT_GROUP = "mcp_memory"
@@ -97,5 +97,29 @@ def mcp_memory_rerankers() -> Iterable[RerankerSpec]:  # type: ignore[empty-body
                 name="my-reranker",
                 factory=lambda settings: MyReranker(),  # its .name must be "my-reranker"
                 description="What it looks at",
+            )
+    """
+
+
+@hookspec
+def mcp_memory_token_tables() -> Iterable[TokenTableSpec]:  # type: ignore[empty-body]
+    """Register token tables: where the HTTP server keeps its bearer tokens when a store is
+    configured. A spec is named after the store it belongs to; with that store configured (and no
+    ``MCP_MEMORY_TOKENS_PATH``), the server and ``mcp-memory token …`` use its table instead of the
+    ``tokens.db`` file, so every server on the store's database sees a new or revoked token at once.
+
+    :return: an iterable of :class:`TokenTableSpec`; the factory returns a
+        :class:`~mcp_memory_core.tokens.TokenTable` and must not open the store.
+
+    Example::
+
+        from mcp_memory_core import TokenTableSpec, hookimpl
+
+        @hookimpl
+        def mcp_memory_token_tables():
+            yield TokenTableSpec(
+                name="my-store",  # the name of the store it keeps tokens beside
+                factory=lambda settings: MyTokenTable(settings.db_path),
+                description="Where it keeps tokens",
             )
     """

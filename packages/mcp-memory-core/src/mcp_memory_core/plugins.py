@@ -16,11 +16,11 @@ import pluggy
 
 from . import hookspecs
 from .errors import PluginConflictError, PluginError, UnknownBackendError
-from .specs import BackendSpec, EmbedderSpec, RankerSpec, RerankerSpec, StoreSpec
+from .specs import BackendSpec, EmbedderSpec, RankerSpec, RerankerSpec, StoreSpec, TokenTableSpec
 
 log = logging.getLogger(__name__)
 
-Kind = Literal["embedder", "store", "ranker", "reranker"]
+Kind = Literal["embedder", "store", "ranker", "reranker", "token-table"]
 S = TypeVar("S", bound=BackendSpec[Any])
 
 _HOOKS: dict[Kind, tuple[str, type[BackendSpec[Any]]]] = {
@@ -28,6 +28,7 @@ _HOOKS: dict[Kind, tuple[str, type[BackendSpec[Any]]]] = {
     "store": ("mcp_memory_stores", StoreSpec),
     "ranker": ("mcp_memory_rankers", RankerSpec),
     "reranker": ("mcp_memory_rerankers", RerankerSpec),
+    "token-table": ("mcp_memory_token_tables", TokenTableSpec),
 }
 
 
@@ -59,7 +60,7 @@ class BackendInfo:
 
 
 class PluginManager:
-    """Collects embedder, store, ranker and reranker specs from every installed plugin.
+    """Collects embedder, store, ranker, reranker and token-table specs from every installed plugin.
 
     ``strict=True`` turns a plugin that fails to load into an error; otherwise it is logged and recorded
     in :attr:`failures`. ``disabled`` holds entry-point names not to load (``"*"`` disables all).
@@ -160,6 +161,11 @@ class PluginManager:
 
     def reranker(self, name: str) -> RerankerSpec:
         return self._get("reranker", name, RerankerSpec)
+
+    def token_table(self, store: str) -> TokenTableSpec | None:
+        """The token table a plugin keeps beside the store ``store``, or None (none does)."""
+        found = self._specs("token-table").get(store.strip().lower())
+        return cast(TokenTableSpec, found[0]) if found is not None else None
 
     def backends(self) -> list[BackendInfo]:
         """Every registered backend, for ``mcp-memory plugins``."""

@@ -67,7 +67,9 @@ class Settings(BaseSettings):
         default=LOCAL_USER, description="Who the stdio server and the CLI act as (the owner of new memories)"
     )
     tokens_path: Path | None = Field(
-        default=None, description="The HTTP server's token file (default: tokens.db beside the database)"
+        default=None,
+        description="The HTTP server's token file, used whatever the store (default: the store plugin's "
+        "token table if it has one, as postgres does; else tokens.db beside the database)",
     )
     allowed_hosts: str = Field(
         default="",

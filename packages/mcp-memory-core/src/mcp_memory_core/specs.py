@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 from pydantic_settings import BaseSettings
 
 from .protocols import Embedder, Ranker, Reranker, Store
+from .tokens import TokenTable
 
 if TYPE_CHECKING:
     from .settings import Settings
@@ -60,3 +61,11 @@ class RankerSpec(BackendSpec[Ranker]):
 @dataclass(frozen=True)
 class RerankerSpec(BackendSpec[Reranker]):
     kind = "reranker"
+
+
+@dataclass(frozen=True)
+class TokenTableSpec(BackendSpec[TokenTable]):
+    """Bearer tokens kept beside a store: ``name`` is the store's name (the table is used when that
+    store is configured and ``MCP_MEMORY_TOKENS_PATH`` is not set)."""
+
+    kind = "token-table"

@@ -1,4 +1,5 @@
-"""Settings → plugin manager → store, embedder, ranker and rerankers → a MemoryEngine.
+"""Settings → plugin manager → store, embedder, ranker and rerankers → a MemoryEngine; and where the
+HTTP server's bearer tokens live (:func:`token_registry`).
 
 Cheap by design: spec factories only build backend objects; the model loads later (``engine.warm()``).
 """
@@ -18,6 +19,7 @@ from mcp_memory_core.models import USER_NAMESPACE
 from mcp_memory_core.plugins import PluginManager, plugin_manager_from_settings
 from mcp_memory_core.scope import Scope
 from mcp_memory_core.settings import Settings
+from mcp_memory_core.tokens import TokenRegistry
 
 log = logging.getLogger(__name__)
 
@@ -100,3 +102,19 @@ def build_engine(
         rerankers=rerankers,
         reranker_timeout=settings.reranker_timeout,
     )
+
+
+def token_registry(settings: Settings, plugins: PluginManager | None = None) -> TokenRegistry:
+    """The bearer tokens of ``serve --transport http`` and ``mcp-memory token …``: the file
+    ``MCP_MEMORY_TOKENS_PATH`` when it is set; else the table the configured store's plugin keeps
+    tokens in (PostgreSQL: its own database, so every server on it sees a created or revoked token at
+    once); else ``tokens.db`` beside the database. Neither opens the store nor loads a model."""
+    from .tokens import SqliteTokenTable
+
+    if settings.tokens_path is None:
+        plugins = plugins if plugins is not None else load_plugins(settings)
+        plugins.store(settings.store)  # a mistyped store is an error here, not tokens in the wrong place
+        spec = plugins.token_table(settings.store)
+        if spec is not None:
+            return TokenRegistry(built("token table", spec, settings))
+    return TokenRegistry(SqliteTokenTable(settings.resolved_tokens_path()))

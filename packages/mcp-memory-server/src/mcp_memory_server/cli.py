@@ -27,6 +27,7 @@ from .process_tuning import tune_process
 if TYPE_CHECKING:
     from mcp_memory_core.engine import MemoryEngine
     from mcp_memory_core.settings import Settings
+    from mcp_memory_core.tokens import TokenRegistry
 
 log = logging.getLogger(__name__)
 
@@ -254,7 +255,8 @@ def get(memory_id: str, as_json: bool) -> None:
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def plugins(as_json: bool) -> None:
-    """List installed plugins: every store, embedder, ranker and reranker, and plugins that failed to load."""
+    """List installed plugins: every store, embedder, ranker, reranker and token table, and plugins that
+    failed to load."""
     from .assembly import load_plugins
 
     settings = load_settings()
@@ -274,9 +276,7 @@ def plugins(as_json: bool) -> None:
             "package": row.package,
             "version": row.version,
             "description": row.description,
-            "selected": row.name in settings.rerankers
-            if row.kind == "reranker"
-            else selected.get(row.kind) == row.name,
+            "selected": _selected(row.kind, row.name, settings, selected),
         }
         for row in rows
     ]
@@ -300,6 +300,14 @@ def plugins(as_json: bool) -> None:
     click.echo("(* = selected by the current settings)")
     for failure in failures:
         click.echo(f"FAILED  {failure['entry_point']} ({failure['package']}): {failure['error']}")
+
+
+def _selected(kind: str, name: str, settings: Settings, selected: dict[str, Any]) -> bool:
+    if kind == "reranker":
+        return name in settings.rerankers
+    if kind == "token-table":  # used beside its store unless MCP_MEMORY_TOKENS_PATH names a file
+        return name == settings.store and settings.tokens_path is None
+    return bool(selected.get(kind) == name)
 
 
 # -- moving memories in and out ----------------------------------------------------------------------
@@ -583,14 +591,19 @@ def namespaces(as_json: bool) -> None:
 # -- tokens for the HTTP server ------------------------------------------------------------------------
 @cli.group()
 def token() -> None:
-    """Bearer tokens for `mcp-memory serve --transport http` (stored hashed, in MCP_MEMORY_TOKENS_PATH,
-    default tokens.db beside the database)."""
+    """Bearer tokens for `mcp-memory serve --transport http`, stored hashed: in MCP_MEMORY_TOKENS_PATH
+    when set; else in the store's database when its plugin keeps tokens (MCP_MEMORY_STORE=postgres);
+    else in tokens.db beside the database."""
 
 
-def _registry() -> Any:
-    from .tokens import TokenRegistry
+@contextmanager
+def _registry() -> Iterator[TokenRegistry]:
+    """Where the tokens live (as the HTTP server decides it); its errors are one line on stderr."""
+    from .assembly import token_registry
 
-    return TokenRegistry(load_settings().resolved_tokens_path())
+    settings = load_settings()
+    with expected_errors(), token_registry(settings) as registry:
+        yield registry
 
 
 @token.command("create")
@@ -598,23 +611,28 @@ def _registry() -> Any:
 @click.option("--team", "teams", multiple=True, help="A team the user belongs to (repeat for several).")
 def token_create(user: str, teams: tuple[str, ...]) -> None:
     """Create a token for USER and print it (once: only its hash is kept) as one line on stdout."""
-    with expected_errors():
-        secret, info = _registry().create(user, teams)
+    with _registry() as registry:
+        secret, info = registry.create(user, teams)
     click.echo(secret)
     shown = f" in team(s) {', '.join(info.teams)}" if info.teams else ""
-    click.echo(f"Created token {info.id} for {info.user}{shown}. It is shown only this once.", err=True)
+    click.echo(
+        f"Created token {info.id} for {info.user}{shown}, kept in {registry.location}. "
+        "It is shown only this once.",
+        err=True,
+    )
 
 
 @token.command("list")
 @click.option("--all", "show_all", is_flag=True, help="Also show revoked tokens.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def token_list(show_all: bool, as_json: bool) -> None:
-    """List tokens: id, user, teams, created (never the secret)."""
-    with expected_errors():
-        rows = [t for t in _registry().tokens() if show_all or t.active]
+    """List tokens: id, user, teams, created (never the secret); where they live on stderr."""
+    with _registry() as registry:
+        rows = [t for t in registry.tokens() if show_all or t.active]
     if as_json:
         emit_json([{**t.__dict__, "teams": list(t.teams), "active": t.active} for t in rows])
         return
+    click.echo(f"Tokens in {registry.location}:", err=True)
     if not rows:
         click.echo("No tokens. Create one with `mcp-memory token create USER`.")
         return
@@ -628,8 +646,8 @@ def token_list(show_all: bool, as_json: bool) -> None:
 @click.option("--user", default=None, help="Revoke every active token of this user.")
 def token_revoke(token_id: str | None, user: str | None) -> None:
     """Revoke the token TOKEN_ID (see `token list`), or every token of --user. Takes effect at once."""
-    with expected_errors():
-        revoked = _registry().revoke(token_id, user=user)
+    with _registry() as registry:
+        revoked = registry.revoke(token_id, user=user)
     click.echo(f"Revoked {len(revoked)} token(s): {', '.join(t.id for t in revoked) or 'none'}")
 
 

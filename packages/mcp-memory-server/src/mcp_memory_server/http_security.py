@@ -17,7 +17,7 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.transport_security import TransportSecuritySettings
 
 if TYPE_CHECKING:
-    from .tokens import TokenRegistry
+    from mcp_memory_core.tokens import TokenRegistry
 
 LOOPBACK_NAMES = ("localhost",)
 

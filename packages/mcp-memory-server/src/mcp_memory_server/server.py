@@ -45,14 +45,13 @@ def serve_http(settings: Settings, *, host: str = "127.0.0.1", port: int = 8000,
     """
     import uvicorn
 
-    from .assembly import build_engine
+    from .assembly import build_engine, token_registry
     from .http_security import http_security, is_loopback
     from .service import MemoryService
-    from .tokens import TokenRegistry
 
     if not auth and not is_loopback(host):
         raise ValueError(f"refusing to serve {host} without authentication")
-    tokens = TokenRegistry(settings.resolved_tokens_path()) if auth else None
+    tokens = token_registry(settings) if auth else None
     security = http_security(
         host, port, tokens=tokens, public_url=settings.public_url, extra_hosts=settings.allowed_hosts
     )
@@ -63,7 +62,7 @@ def serve_http(settings: Settings, *, host: str = "127.0.0.1", port: int = 8000,
         log.warning(
             "No active tokens in %s: every request will be refused (401). Create one with "
             "`mcp-memory token create USER`.",
-            tokens.path,
+            tokens.location,
         )
     starlette_app = app.streamable_http_app(host=host, transport_security=security.transport)
     config = uvicorn.Config(
@@ -78,9 +77,11 @@ def serve_http(settings: Settings, *, host: str = "127.0.0.1", port: int = 8000,
         "mcp-memory serving streamable HTTP at %s/mcp (db: %s; %s)",
         security.public_url,
         settings.db_path,
-        f"bearer tokens from {tokens.path}" if tokens is not None else "no auth: loopback only",
+        f"bearer tokens from {tokens.location}" if tokens is not None else "no auth: loopback only",
     )
     try:
         anyio.run(uvicorn.Server(config).serve)
     finally:
         service.close()
+        if tokens is not None:
+            tokens.close()

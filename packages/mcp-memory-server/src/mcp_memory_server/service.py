@@ -32,8 +32,7 @@ if TYPE_CHECKING:
     from mcp_memory_core.engine import MemoryEngine
     from mcp_memory_core.scope import Scope
     from mcp_memory_core.settings import Settings
-
-    from .tokens import TokenRegistry
+    from mcp_memory_core.tokens import TokenRegistry
 
 log = logging.getLogger(__name__)
 

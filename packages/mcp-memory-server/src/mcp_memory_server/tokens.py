@@ -1,31 +1,24 @@
-"""Bearer tokens for the HTTP server: who a request comes from, and the teams they belong to.
+"""The token file: the default :class:`~mcp_memory_core.tokens.TokenTable`.
 
-A token is shown once, when created (``mcp-memory token create USER``); only its SHA-256 is kept, in
-a small SQLite file of its own beside the memory database (``tokens.db``; ``MCP_MEMORY_TOKENS_PATH``
-overrides it), created ``0600``. Every request looks its token up there, so a revoked token stops
-working at once in every server process that shares the file, with no cache to go stale.
-
-A user's teams are the union of the teams of their active tokens; two users are *teammates* when
-they share one. The Scope of a request gets both (the engine decides visibility from them).
+A small SQLite file of its own beside the memory database (``tokens.db``; ``MCP_MEMORY_TOKENS_PATH``
+overrides it), created ``0600``, holding only the SHA-256 of each token. Every server process that
+shares the file sees a created or revoked token at once. A store that keeps tokens in its own
+database (PostgreSQL) replaces the file unless ``MCP_MEMORY_TOKENS_PATH`` is set: see
+:func:`mcp_memory_server.assembly.token_registry`. The rules live in core's ``TokenRegistry``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
-import secrets
 import sqlite3
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
-from mcp_memory_core.errors import InvalidInputError, MemoryServerError
-from mcp_memory_core.scope import validate_principal
+from mcp_memory_core.tokens import TokenInfo, TokenStoreError
 
-TOKEN_PREFIX = "mcpm_"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tokens (
     id         TEXT PRIMARY KEY,
@@ -36,36 +29,21 @@ CREATE TABLE IF NOT EXISTS tokens (
     revoked_at TEXT
 )
 """
+_COLUMNS = "id, user, teams, created_at, revoked_at"
 
 
-class TokenStoreError(MemoryServerError):
-    """The token file cannot be read or written."""
-
-
-@dataclass(frozen=True)
-class TokenInfo:
-    """One token as listed (never its secret)."""
-
-    id: str
-    user: str
-    teams: tuple[str, ...]
-    created_at: str
-    revoked_at: str | None
-
-    @property
-    def active(self) -> bool:
-        return self.revoked_at is None
-
-
-def hash_token(token: str) -> str:
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
-
-
-class TokenRegistry:
+class SqliteTokenTable:
     """The token file. Cheap to construct; every method opens, uses and closes a connection."""
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
+
+    @property
+    def location(self) -> str:
+        return str(self.path)
+
+    def close(self) -> None:
+        """Nothing to release: no connection outlives a call."""
 
     @contextlib.contextmanager
     def _db(self, *, create: bool) -> Iterator[sqlite3.Connection]:
@@ -89,81 +67,50 @@ class TokenRegistry:
         finally:
             conn.close()
 
-    # -- administration (the CLI) --------------------------------------------------------------------
-    def create(self, user: str, teams: Iterable[str] = ()) -> tuple[str, TokenInfo]:
-        """A new token for ``user`` in ``teams``: (the secret, shown once; what is stored about it)."""
-        user = validate_principal(user)
-        team_list = sorted({validate_principal(t, "team name") for t in teams})
-        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
-        info = TokenInfo(
-            id=secrets.token_hex(4),
-            user=user,
-            teams=tuple(team_list),
-            created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-            revoked_at=None,
-        )
+    def insert(self, info: TokenInfo, token_hash: str) -> None:
         with self._db(create=True) as conn:
             conn.execute(
                 "INSERT INTO tokens (id, hash, user, teams, created_at) VALUES (?, ?, ?, ?, ?)",
-                (info.id, hash_token(token), user, json.dumps(team_list), info.created_at),
+                (info.id, token_hash, info.user, json.dumps(list(info.teams)), info.created_at),
             )
-        return token, info
 
-    def tokens(self) -> list[TokenInfo]:
+    def rows(self) -> list[TokenInfo]:
         if not self.path.exists():
             return []
         with self._db(create=False) as conn:
-            rows = conn.execute(
-                "SELECT id, user, teams, created_at, revoked_at FROM tokens ORDER BY created_at, id"
-            ).fetchall()
+            rows = conn.execute(f"SELECT {_COLUMNS} FROM tokens ORDER BY created_at, id").fetchall()
         return [_info(row) for row in rows]
 
-    def revoke(self, token_id: str | None = None, *, user: str | None = None) -> list[TokenInfo]:
-        """Revoke one token by id, or every active token of ``user``. Returns what was revoked."""
-        if (token_id is None) == (user is None):
-            raise InvalidInputError("Revoke either one token id or every token of one --user.")
-        now = datetime.now(UTC).isoformat(timespec="seconds")
+    def revoke_id(self, token_id: str, revoked_at: str) -> list[TokenInfo]:
+        return self._revoke("id", token_id, revoked_at)
+
+    def revoke_user(self, user: str, revoked_at: str) -> list[TokenInfo]:
+        return self._revoke("user", user, revoked_at)
+
+    def _revoke(self, column: str, value: str, revoked_at: str) -> list[TokenInfo]:
+        where = f"{column} = ? AND revoked_at IS NULL"
         with self._db(create=False) as conn:
-            if token_id is not None:
-                where, arg = "id = ?", token_id.strip()
-            else:
-                where, arg = "user = ?", validate_principal(user or "")
-            rows = conn.execute(
-                f"SELECT id, user, teams, created_at, revoked_at FROM tokens WHERE {where} "
-                "AND revoked_at IS NULL",
-                (arg,),
-            ).fetchall()
-            conn.execute(f"UPDATE tokens SET revoked_at = ? WHERE {where} AND revoked_at IS NULL", (now, arg))
-        if not rows and token_id is not None:
-            raise InvalidInputError(f"No active token with id {token_id!r}. See `mcp-memory token list`.")
-        return [_info(row) for row in rows]
+            conn.execute("BEGIN IMMEDIATE")  # what is listed is what is revoked, whoever else writes
+            rows = conn.execute(f"SELECT {_COLUMNS} FROM tokens WHERE {where}", (value,)).fetchall()
+            conn.execute(f"UPDATE tokens SET revoked_at = ? WHERE {where}", (revoked_at, value))
+            conn.execute("COMMIT")
+        return [replace(_info(row), revoked_at=revoked_at) for row in rows]
 
-    # -- requests (the HTTP server) --------------------------------------------------------------------
-    def verify(self, token: str) -> TokenInfo | None:
-        """The active token whose hash matches, or None."""
-        if not token or not self.path.exists():
+    def find_active(self, token_hash: str) -> TokenInfo | None:
+        if not self.path.exists():
             return None
         with self._db(create=False) as conn:
             row = conn.execute(
-                "SELECT id, user, teams, created_at, revoked_at FROM tokens "
-                "WHERE hash = ? AND revoked_at IS NULL",
-                (hash_token(token),),
+                f"SELECT {_COLUMNS} FROM tokens WHERE hash = ? AND revoked_at IS NULL", (token_hash,)
             ).fetchone()
         return _info(row) if row else None
 
-    def memberships(self, user: str) -> tuple[frozenset[str], frozenset[str]]:
-        """(the teams of ``user``, the other users sharing one of them), from the active tokens."""
+    def active_teams(self) -> list[tuple[str, tuple[str, ...]]]:
+        if not self.path.exists():
+            return []
         with self._db(create=False) as conn:
             rows = conn.execute("SELECT user, teams FROM tokens WHERE revoked_at IS NULL").fetchall()
-        teams_of: dict[str, set[str]] = {}
-        for member, teams in rows:
-            teams_of.setdefault(member, set()).update(json.loads(teams))
-        mine = frozenset(teams_of.get(user, set()))
-        mates = frozenset(m for m, t in teams_of.items() if m != user and t & mine)
-        return mine, mates
-
-    def has_active(self) -> bool:
-        return any(t.active for t in self.tokens())
+        return [(user, tuple(json.loads(teams))) for user, teams in rows]
 
 
 def _info(row: tuple[str, str, str, str, str | None]) -> TokenInfo:

@@ -6,6 +6,7 @@ from .postgres import PostgresServer
 from .ranker_suite import RankerConformance, make_candidate, sample_candidates
 from .reranker_suite import RerankerConformance, sample_ranked
 from .store_suite import StoreConformance
+from .token_suite import TokenTableConformance
 
 __all__ = [
     "EmbedderConformance",
@@ -18,6 +19,7 @@ __all__ = [
     "ReversingReranker",
     "StoreConformance",
     "TickingClock",
+    "TokenTableConformance",
     "make_candidate",
     "sample_candidates",
     "sample_ranked",

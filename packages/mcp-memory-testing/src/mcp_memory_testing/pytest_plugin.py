@@ -21,6 +21,7 @@ pytest.register_assert_rewrite(
     "mcp_memory_testing.embedder_suite",
     "mcp_memory_testing.ranker_suite",
     "mcp_memory_testing.reranker_suite",
+    "mcp_memory_testing.token_suite",
     "mcp_memory_testing.guard",
 )
 

@@ -1,6 +1,7 @@
-"""pluggy registration of the ``postgres`` store (entry point ``postgres`` in group ``mcp_memory``).
+"""pluggy registration of the ``postgres`` store and of its token table (entry point ``postgres`` in
+group ``mcp_memory``).
 
-Importing this module is cheap: psycopg and pgvector are imported when a store opens.
+Importing this module is cheap: psycopg and pgvector are imported when a store or the token table opens.
 """
 
 from __future__ import annotations
@@ -11,10 +12,11 @@ from typing import TYPE_CHECKING
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from mcp_memory_core import StoreSpec, hookimpl
+from mcp_memory_core import StoreSpec, TokenTableSpec, hookimpl
 from mcp_memory_core.errors import PluginError
 
 from .store import EF_SEARCH, EXACT_ROWS, PostgresStore
+from .tokens import PostgresTokenTable
 
 if TYPE_CHECKING:
     from mcp_memory_core.settings import Settings
@@ -45,12 +47,17 @@ class PostgresSettings(BaseSettings):
     )
 
 
-def _make(settings: Settings) -> PostgresStore:
+def _own_settings() -> PostgresSettings:
     own = PostgresSettings()
     if not own.database_url.strip():
         raise PluginError(
             "MCP_MEMORY_STORE=postgres needs MCP_MEMORY_DATABASE_URL, e.g. postgresql://mcp@db.internal/memory."
         )
+    return own
+
+
+def _make(settings: Settings) -> PostgresStore:
+    own = _own_settings()
     return PostgresStore(
         own.database_url,
         pool_size=own.postgres_pool_size,
@@ -65,5 +72,19 @@ def mcp_memory_stores() -> Iterator[StoreSpec]:
         name="postgres",
         factory=_make,
         description="PostgreSQL + pgvector (HNSW) + full-text search: several servers on one database",
+        settings_model=PostgresSettings,
+    )
+
+
+def _make_token_table(settings: Settings) -> PostgresTokenTable:
+    return PostgresTokenTable(_own_settings().database_url)
+
+
+@hookimpl
+def mcp_memory_token_tables() -> Iterator[TokenTableSpec]:
+    yield TokenTableSpec(
+        name="postgres",
+        factory=_make_token_table,
+        description="Bearer tokens in mcp_memory.tokens of the store's database: every server sees them at once",
         settings_model=PostgresSettings,
     )

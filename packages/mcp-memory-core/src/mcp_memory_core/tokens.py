@@ -1,0 +1,165 @@
+"""Bearer tokens for the HTTP server: who a request comes from, and the teams they belong to.
+
+A token is shown once, when created (``mcp-memory token create USER``); only its SHA-256 is kept, in
+a :class:`TokenTable`: a small SQLite file beside the memory database by default (the server's), or
+a table in the store's own database when the store's plugin keeps one (PostgreSQL's
+``mcp_memory.tokens``, registered through the ``mcp_memory_token_tables`` hook). Every request looks
+its token up in the table, so a revoked token stops working at once in every server process that
+reads the same table, with no cache to go stale.
+
+A user's teams are the union of the teams of their active tokens; two users are *teammates* when
+they share one. The Scope of a request gets both (the engine decides visibility from them).
+
+:class:`TokenRegistry` holds the rules (names, secrets, which argument revokes what), once; a table
+only stores and finds rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Protocol, runtime_checkable
+
+from .errors import InvalidInputError, MemoryServerError
+from .scope import validate_principal
+
+TOKEN_PREFIX = "mcpm_"
+
+
+class TokenStoreError(MemoryServerError):
+    """The token table cannot be read or written (one sentence saying where and why)."""
+
+
+@dataclass(frozen=True)
+class TokenInfo:
+    """One token as listed (never its secret). Times are ISO 8601 in UTC, to the second."""
+
+    id: str
+    user: str
+    teams: tuple[str, ...]
+    created_at: str
+    revoked_at: str | None
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+@runtime_checkable
+class TokenTable(Protocol):
+    """Where tokens persist: rows in, rows out, no rules. Every method reads or writes the table
+    itself (nothing cached), and may be called from several threads at once. Errors are
+    :class:`TokenStoreError`."""
+
+    @property
+    def location(self) -> str:
+        """Where the tokens live, for messages: a path, or a URL without its password."""
+        ...
+
+    def insert(self, info: TokenInfo, token_hash: str) -> None:
+        """Store a new active token."""
+        ...
+
+    def rows(self) -> list[TokenInfo]:
+        """Every token, revoked ones too, oldest first (then by id)."""
+        ...
+
+    def revoke_id(self, token_id: str, revoked_at: str) -> list[TokenInfo]:
+        """Revoke the token ``token_id`` if it is active; return it as revoked (or nothing)."""
+        ...
+
+    def revoke_user(self, user: str, revoked_at: str) -> list[TokenInfo]:
+        """Revoke every active token of ``user``; return them as revoked."""
+        ...
+
+    def find_active(self, token_hash: str) -> TokenInfo | None:
+        """The active token with this hash, or None."""
+        ...
+
+    def active_teams(self) -> list[tuple[str, tuple[str, ...]]]:
+        """(user, teams) of every active token."""
+        ...
+
+    def close(self) -> None:
+        """Release connections (a table may be used again afterwards, reconnecting)."""
+        ...
+
+
+class TokenRegistry:
+    """The tokens of the HTTP server, on top of a :class:`TokenTable`. Cheap to construct."""
+
+    def __init__(self, table: TokenTable) -> None:
+        self.table = table
+
+    @property
+    def location(self) -> str:
+        """Where the tokens live (for messages)."""
+        return self.table.location
+
+    def close(self) -> None:
+        self.table.close()
+
+    def __enter__(self) -> TokenRegistry:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.close()
+
+    # -- administration (the CLI) --------------------------------------------------------------------
+    def create(self, user: str, teams: Iterable[str] = ()) -> tuple[str, TokenInfo]:
+        """A new token for ``user`` in ``teams``: (the secret, shown once; what is stored about it)."""
+        user = validate_principal(user)
+        team_list = sorted({validate_principal(t, "team name") for t in teams})
+        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        info = TokenInfo(
+            id=secrets.token_hex(4), user=user, teams=tuple(team_list), created_at=_now(), revoked_at=None
+        )
+        self.table.insert(info, hash_token(token))
+        return token, info
+
+    def tokens(self) -> list[TokenInfo]:
+        return self.table.rows()
+
+    def revoke(self, token_id: str | None = None, *, user: str | None = None) -> list[TokenInfo]:
+        """Revoke one token by id, or every active token of ``user``. Returns what was revoked."""
+        if (token_id is None) == (user is None):
+            raise InvalidInputError("Revoke either one token id or every token of one --user.")
+        if token_id is None:
+            return self.table.revoke_user(validate_principal(user or ""), _now())
+        revoked = self.table.revoke_id(token_id.strip(), _now())
+        if not revoked:
+            raise InvalidInputError(f"No active token with id {token_id!r}. See `mcp-memory token list`.")
+        return revoked
+
+    # -- requests (the HTTP server) --------------------------------------------------------------------
+    def verify(self, token: str) -> TokenInfo | None:
+        """The active token whose hash matches, or None."""
+        if not token:
+            return None
+        return self.table.find_active(hash_token(token))
+
+    def memberships(self, user: str) -> tuple[frozenset[str], frozenset[str]]:
+        """(the teams of ``user``, the other users sharing one of them), from the active tokens."""
+        teams_of: dict[str, set[str]] = {}
+        for member, teams in self.table.active_teams():
+            teams_of.setdefault(member, set()).update(teams)
+        mine = frozenset(teams_of.get(user, set()))
+        mates = frozenset(m for m, t in teams_of.items() if m != user and t & mine)
+        return mine, mates
+
+    def has_active(self) -> bool:
+        return any(t.active for t in self.tokens())

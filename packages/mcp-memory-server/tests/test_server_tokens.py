@@ -1,0 +1,197 @@
+"""Bearer tokens: the token file passes the token-table suite (PostgreSQL's table passes the same one
+in its plugin), the server and ``mcp-memory token …`` pick one place for tokens, and with
+MCP_MEMORY_STORE=postgres the CLI writes to the database, not to a file."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from click.testing import CliRunner
+
+from mcp_memory_core.errors import PluginError, UnknownBackendError
+from mcp_memory_core.settings import Settings
+from mcp_memory_core.tokens import TokenRegistry, TokenStoreError
+from mcp_memory_postgres.tokens import TABLE, PostgresTokenTable
+from mcp_memory_server.assembly import token_registry
+from mcp_memory_server.cli import cli
+from mcp_memory_server.tokens import SqliteTokenTable
+from mcp_memory_testing.token_suite import TokenTableConformance
+
+
+class TestSqliteTokenTable(TokenTableConformance):
+    @pytest.fixture
+    def make_table(self, tmp_path: Path) -> Callable[[], SqliteTokenTable]:
+        return lambda: SqliteTokenTable(tmp_path / "data" / "tokens.db")
+
+
+# -- the token file ---------------------------------------------------------------------------------
+def test_the_token_file_is_private_and_holds_no_secret(tmp_path: Path) -> None:
+    path = tmp_path / "new" / "tokens.db"
+    secret, _ = TokenRegistry(SqliteTokenTable(path)).create("alice", ["core"])
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert secret.encode() not in path.read_bytes() and b"alice" in path.read_bytes()
+
+
+def test_reading_a_missing_token_file_creates_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "tokens.db"
+    registry = TokenRegistry(SqliteTokenTable(path))
+    assert registry.tokens() == [] and registry.verify("mcpm_x") is None and not registry.has_active()
+    assert registry.memberships("alice") == (frozenset(), frozenset())
+    with pytest.raises(TokenStoreError, match=r"^No token file at .*tokens\.db: create a token first with"):
+        registry.revoke(user="alice")
+    assert not path.exists()
+
+
+def test_a_damaged_token_file_is_one_sentence(tmp_path: Path) -> None:
+    path = tmp_path / "tokens.db"
+    path.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(TokenStoreError, match=r"^The token file .*tokens\.db cannot be used: "):
+        TokenRegistry(SqliteTokenTable(path)).tokens()
+
+
+# -- where tokens live ------------------------------------------------------------------------------
+@pytest.fixture
+def env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Callable[..., Settings]]:
+    """Settings from a clean MCP_MEMORY_* environment plus the given variables."""
+    for name in [n for n in os.environ if n.startswith("MCP_MEMORY_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("MCP_MEMORY_DB_PATH", str(tmp_path / "data" / "memories.db"))
+
+    def settings(**variables: str) -> Settings:
+        for name, value in variables.items():
+            monkeypatch.setenv(f"MCP_MEMORY_{name}", value)
+        return Settings()
+
+    yield settings
+
+
+def test_without_a_store_table_tokens_are_the_file_beside_the_database(
+    env: Callable[..., Settings], tmp_path: Path
+) -> None:
+    for store in ("sqlite-vec", "memory"):
+        table = token_registry(env(STORE=store)).table
+        assert isinstance(table, SqliteTokenTable)
+        assert table.path == tmp_path / "data" / "tokens.db"
+
+
+def test_postgres_keeps_tokens_in_its_database(env: Callable[..., Settings]) -> None:
+    settings = env(STORE="postgres", DATABASE_URL="postgresql://mcp:s3cret@db.internal:5433/memory")
+    registry = token_registry(settings)  # builds, connects nowhere
+    assert isinstance(registry.table, PostgresTokenTable)
+    assert registry.location == f"postgresql://mcp@db.internal:5433/memory (table {TABLE})"
+
+
+def test_an_explicit_tokens_path_is_the_file_whatever_the_store(
+    env: Callable[..., Settings], tmp_path: Path
+) -> None:
+    settings = env(STORE="postgres", DATABASE_URL="postgresql://db/x", TOKENS_PATH=str(tmp_path / "t.db"))
+    table = token_registry(settings).table
+    assert isinstance(table, SqliteTokenTable) and table.path == tmp_path / "t.db"
+
+
+def test_a_store_that_cannot_be_used_is_an_error_not_a_token_file(env: Callable[..., Settings]) -> None:
+    with pytest.raises(UnknownBackendError, match="'postgress' is not recognized"):
+        token_registry(env(STORE="postgress"))
+    with pytest.raises(PluginError, match="MCP_MEMORY_STORE=postgres needs MCP_MEMORY_DATABASE_URL"):
+        token_registry(env(STORE="postgres"))
+    with pytest.raises(PluginError, match="token table 'postgres': MCP_MEMORY_POSTGRES_POOL_SIZE"):
+        token_registry(env(STORE="postgres", DATABASE_URL="postgresql://db/x", POSTGRES_POOL_SIZE="1"))
+
+
+# -- the CLI ----------------------------------------------------------------------------------------
+def run(*args: str) -> Any:
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def pg_tokens(url: str) -> list[tuple[Any, ...]]:
+    with psycopg.connect(url) as conn:
+        return conn.execute(
+            f"SELECT id, username, teams, revoked_at IS NULL FROM {TABLE} ORDER BY id"
+        ).fetchall()
+
+
+def test_token_commands_with_the_postgres_store_use_the_database(
+    env: Callable[..., Settings], postgres_url: str, tmp_path: Path
+) -> None:
+    env(STORE="postgres", DATABASE_URL=postgres_url)
+    created = run("token", "create", "alice", "--team", "core")
+    assert created.exit_code == 0, created.output
+    secret = created.stdout.strip()
+    assert secret.startswith("mcpm_") and "\n" not in secret
+    assert f"(table {TABLE})" in created.stderr and "kept in postgresql://" in created.stderr
+    bob = run("token", "create", "bob")
+    listed = json.loads(run("token", "list", "--json").stdout)
+    assert {(t["user"], tuple(t["teams"]), t["active"]) for t in listed} == {
+        ("alice", ("core",), True),
+        ("bob", (), True),
+    }
+    alice_id = next(t["id"] for t in listed if t["user"] == "alice")
+    assert sorted(pg_tokens(postgres_url)) == sorted((t["id"], t["user"], t["teams"], True) for t in listed)
+    with psycopg.connect(postgres_url) as conn:  # only the hash is kept
+        dumped = str(conn.execute(f"SELECT * FROM {TABLE}").fetchall())
+    assert secret not in dumped and bob.stdout.strip() not in dumped
+
+    human = run("token", "list")
+    assert [line.split()[:2] for line in human.stdout.splitlines()] == [[t["id"], t["user"]] for t in listed]
+    assert "Tokens in postgresql://postgres@127.0.0.1:" in human.stderr
+    revoked = run("token", "revoke", alice_id)
+    assert revoked.exit_code == 0 and revoked.stdout.strip() == f"Revoked 1 token(s): {alice_id}"
+    assert [row[3] for row in pg_tokens(postgres_url) if row[0] == alice_id] == [False]
+    assert run("token", "revoke", "--user", "bob").stdout.strip().startswith("Revoked 1 token(s): ")
+    assert [t["user"] for t in json.loads(run("token", "list", "--json").stdout)] == []
+    assert len(json.loads(run("token", "list", "--all", "--json").stdout)) == 2
+    assert not list(tmp_path.rglob("tokens.db"))  # no file anywhere
+
+
+def test_tokens_path_forces_the_file_with_the_postgres_store(
+    env: Callable[..., Settings], postgres_url: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "forced" / "tokens.db"
+    env(STORE="postgres", DATABASE_URL=postgres_url, TOKENS_PATH=str(path))
+    created = run("token", "create", "alice")
+    assert created.exit_code == 0 and f"kept in {path}." in created.stderr
+    assert [t.user for t in TokenRegistry(SqliteTokenTable(path)).tokens()] == ["alice"]
+    with psycopg.connect(postgres_url) as conn:
+        assert conn.execute("SELECT to_regclass(%s)", (TABLE,)).fetchone() == (None,)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://mcp:pw-s3cret@127.0.0.1:1/memory",  # nothing listens on port 1
+        "postgresql://mcp:pw-s3cret@127.0.0.1:notaport/memory",
+        "host=127.0.0.1 port=1 password=pw-s3cret dbname",  # not a connection string
+    ],
+)
+def test_a_bad_database_url_is_one_sentence_without_the_password(
+    env: Callable[..., Settings], url: str
+) -> None:
+    env(STORE="postgres", DATABASE_URL=url)
+    for args in (("token", "list"), ("token", "create", "alice"), ("token", "revoke", "--user", "alice")):
+        result = run(*args)
+        assert result.exit_code == 1, result.output
+        assert result.stdout == ""
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("mcp-memory: error: Cannot "), result.stderr
+        assert "PostgreSQL at postgresql://" in lines[0] and lines[0].endswith(".")
+        assert "pw-s3cret" not in result.stderr and "Traceback" not in result.stderr
+
+
+def test_plugins_marks_the_token_table_in_use(env: Callable[..., Settings], tmp_path: Path) -> None:
+    def token_table_row(**variables: str) -> dict[str, Any]:
+        env(**variables)
+        rows = json.loads(run("plugins", "--json").stdout)["backends"]
+        return next(r for r in rows if (r["kind"], r["name"]) == ("token-table", "postgres"))
+
+    assert token_table_row(STORE="sqlite-vec")["selected"] is False
+    row = token_table_row(STORE="postgres", DATABASE_URL="postgresql://db/x")
+    assert row["selected"] is True and row["package"] == "mcp-memory-postgres"
+    assert token_table_row(TOKENS_PATH=str(tmp_path / "t.db"))["selected"] is False
