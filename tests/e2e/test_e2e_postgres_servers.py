@@ -139,3 +139,4 @@ async def test_two_servers_one_database_twenty_clients(postgres_url: str, tmp_pa
     for log in ("a.err", "b.err"):
         assert "bearer tokens from postgresql://postgres@127.0.0.1:" in (tmp_path / log).read_text()
         assert "(table mcp_memory.tokens)" in (tmp_path / log).read_text()
+        assert "(store: postgresql://postgres@127.0.0.1:" in (tmp_path / log).read_text()

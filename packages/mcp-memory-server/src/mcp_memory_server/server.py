@@ -57,7 +57,7 @@ def serve_http(settings: Settings, *, host: str = "127.0.0.1", port: int = 8000,
     )
     service = MemoryService(settings, lambda s: build_engine(s, require_scope=auth), tokens=tokens)
     app = build_app(settings, service=service, security=security)
-    service.engine()  # resolve the plugins now: a bad backend name fails here, in the terminal (cheap: no model)
+    engine = service.engine()  # resolve the plugins now: a bad backend name fails here (cheap: no model)
     if tokens is not None and not tokens.has_active():
         log.warning(
             "No active tokens in %s: every request will be refused (401). Create one with "
@@ -74,9 +74,9 @@ def serve_http(settings: Settings, *, host: str = "127.0.0.1", port: int = 8000,
         access_log=False,
     )
     log.info(
-        "mcp-memory serving streamable HTTP at %s/mcp (db: %s; %s)",
+        "mcp-memory serving streamable HTTP at %s/mcp (store: %s; %s)",
         security.public_url,
-        settings.db_path,
+        engine.store.location,
         f"bearer tokens from {tokens.location}" if tokens is not None else "no auth: loopback only",
     )
     try:
