@@ -3,6 +3,7 @@ two of them creating the schema at once, and the errors a team server's operator
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -220,20 +221,29 @@ def test_an_engine_import_uses_the_bulk_load(postgres_url: str, small_bulk: None
     store = PostgresStore(postgres_url)
     seen: list[bool | None] = []
 
+    loads: list[int] = []
+
     class Watching(PostgresStore):
         def insert(self, *args: object, **kwargs: object) -> None:
             seen.append(index_state(store))
             super().insert(*args, **kwargs)  # type: ignore[arg-type]
 
+        def bulk_load(self, rows: int) -> contextlib.AbstractContextManager[None]:
+            loads.append(rows)
+            return super().bulk_load(rows)
+
     store = Watching(postgres_url)
     engine = MemoryEngine(store, HashEmbedder(), SimilarityRanker())
     try:
-        outcome = engine.import_memories(
-            [Memory(content=f"imported note {i}") for i in range(30)], batch_size=8
-        )
+        imported = [Memory(content=f"imported note {i}") for i in range(30)]
+        outcome = engine.import_memories(imported, batch_size=8)
         assert outcome.inserted == 30
         assert seen == [None, None, None, None]  # every batch went in without the index
         assert index_state(store) is True
+        # the same import again inserts nothing, so it asks for no bulk load (the index stays)
+        again = engine.import_memories([Memory(id=m.id, content=m.content) for m in imported], batch_size=8)
+        assert (again.inserted, again.skipped) == (0, 30)
+        assert loads == [30, 0] and seen == [None] * 4 and index_state(store) is True
         assert engine.search_memories("imported note 17", limit=1)[0].memory.content == "imported note 17"
     finally:
         engine.close()

@@ -391,7 +391,8 @@ class MemoryEngine:
         given = self._reusable(vectors)
         inserted = skipped = reused = 0
         bulk = getattr(self.store, "bulk_load", None)
-        with bulk(len(memories)) if bulk is not None else contextlib.nullcontext():
+        # Sized by what is new: re-running a finished import must not make the store rebuild anything.
+        with bulk(self._absent(memories)) if bulk is not None else contextlib.nullcontext():
             for batch in _batched(memories, batch_size):
                 existing = self.store.get([m.id for m in batch])
                 fresh = [m for m in batch if m.id not in existing]
@@ -423,29 +424,43 @@ class MemoryEngine:
 
     def _import_vectors(
         self, memories: Sequence[Memory], given: Mapping[str, Vector]
-    ) -> tuple[Vector, list[int], int]:
-        """Every row of ``memories`` (given rows where they fit, embedded ones otherwise), each row's
-        memory index, and how many memories reused given rows."""
-        rows: dict[int, Vector] = {}
-        missing: list[int] = []
-        for index, memory in enumerate(memories):
+    ) -> tuple[Vector, list[int] | None, int]:
+        """The rows to insert for ``memories`` and each row's memory index (None: one row each, as
+        from ``_embed``): given rows where they fit the memory's passages, embedded ones otherwise;
+        and how many memories reused given rows."""
+        fitting: list[Vector | None] = []
+        for memory in memories:
             array = given.get(memory.id)
-            if array is not None and len(array) == len(split_passages(memory.content)):
-                rows[index] = array
-            else:
-                missing.append(index)
+            fits = array is not None and len(array) == len(split_passages(memory.content))
+            fitting.append(array if fits else None)
+        missing = [index for index, array in enumerate(fitting) if array is None]
+        if len(missing) == len(memories):  # nothing given fits: embed them all, as before vectors travelled
+            vectors, owners = self._embed([m.content for m in memories])
+            return vectors, owners, 0
         if missing:
             embedded, owners = self._embed([memories[i].content for i in missing])
-            who = owners if owners is not None else list(range(len(missing)))
+            rows_of: list[list[int]] = [[] for _ in missing]
+            for row, owner in enumerate(owners if owners is not None else range(len(missing))):
+                rows_of[owner].append(row)
             for position, index in enumerate(missing):
-                rows[index] = embedded[[r for r, o in enumerate(who) if o == position]]
-        ordered = [rows[index] for index in range(len(memories))]
+                fitting[index] = embedded[rows_of[position]]
+        ordered = [array for array in fitting if array is not None]  # every memory has its rows now
         owner_list = [index for index, array in enumerate(ordered) for _ in range(len(array))]
         return (
             np.concatenate(ordered).astype(np.float32, copy=False),
             owner_list,
             len(memories) - len(missing),
         )
+
+    def _absent(self, memories: Sequence[Memory]) -> int:
+        """How many of ``memories`` the store does not hold yet (what an import will insert)."""
+        present = 0
+        for batch in _batched(memories, 1000):
+            ids = frozenset(m.id for m in batch)
+            present += self.store.count(
+                MemoryFilter(ids=ids, namespace=None, include_deleted=True, include_superseded=True)
+            )
+        return len(memories) - present
 
     def memory_vectors(self, ids: Sequence[str], *, scope: Scope | None = None) -> StoredVectors:
         """The stored vectors of the memories among ``ids`` that ``iter_memories`` would give this
