@@ -33,6 +33,7 @@ TYPED_SOURCES = [
     "plugins/mcp-memory-minilm/src",
     "plugins/mcp-memory-rankers/src",
     "plugins/mcp-memory-postgres/src",
+    "plugins/mcp-memory-markdown/src",
     "examples/mcp-memory-ranker-mmr/src",
     "examples/mcp-memory-reranker-phrases/src",
 ]

@@ -210,13 +210,7 @@ def test_opening_builds_an_index_a_crash_left_missing(postgres_url: str) -> None
 
 def test_an_engine_import_uses_the_bulk_load(postgres_url: str, small_bulk: None) -> None:
     from mcp_memory_core import MemoryEngine
-    from mcp_memory_core.models import ScoredCandidate
-    from mcp_memory_testing import HashEmbedder
-
-    class SimilarityRanker:  # the conformance venv holds no ranker plugin
-        def rank(self, query: str, candidates: list, now: object) -> list[ScoredCandidate]:  # type: ignore[type-arg]
-            scored = [ScoredCandidate(c, c.vector_similarity or 0.0) for c in candidates]
-            return sorted(scored, key=lambda s: -s.score)
+    from mcp_memory_testing import HashEmbedder, SimilarityRanker  # the conformance venv holds no ranker
 
     store = PostgresStore(postgres_url)
     seen: list[bool | None] = []

@@ -216,6 +216,11 @@ class MemoryEngine:
                 target=_warm_quietly, args=(store_warm,), name="mcp-memory-store-warm", daemon=True
             ).start()
         self.embedder.load()
+        if callable(getattr(self.store, "refresh", None)):
+            try:
+                self.refresh()  # what changed while the server was down, before the first call
+            except Exception as exc:  # the first call retries it and reports the error
+                log.warning("Catching up with the store failed: %s", exc)
         for stage in self._rerank_stages:
             if stage.heavy:
                 stage.load()
@@ -223,6 +228,24 @@ class MemoryEngine:
     def close(self) -> None:
         self.store.close()
         self._opened = False
+
+    def _ready(self) -> None:
+        """Open the store; a store whose truth lives outside it (a markdown vault edited by hand)
+        catches up with it first, through its optional ``refresh``."""
+        self.open()
+        if callable(getattr(self.store, "refresh", None)):
+            self.refresh()
+
+    def refresh(self, progress: Callable[[int, int], None] | None = None) -> Any:
+        """Let the store catch up with changes made outside it: its optional ``refresh(embed,
+        progress)`` embeds what changed with this engine's embedder and passage split. Every engine
+        call does this first; ``mcp-memory reindex`` calls it with a progress bar. Returns the
+        store's report (None for a store without ``refresh``)."""
+        self.open()
+        refresh = getattr(self.store, "refresh", None)
+        if not callable(refresh):
+            return None
+        return refresh(self._embed, progress)
 
     # -- who is asking (the only place the engine consults the Scope) ------------------------------
     def _scope(self, scope: Scope | None) -> Scope:
@@ -304,7 +327,7 @@ class MemoryEngine:
         if self.context is not None and "context" not in fields["metadata"]:
             fields["metadata"]["context"] = dict(self.context)
         fields.update(_optional_fields(type, tags, importance))
-        self.open()
+        self._ready()
         vectors, owners = self._embed([fields["content"]])
         # The check and the write in one transaction: another thread or process storing the same
         # text waits for this one's commit, then finds it (the embedding is done before, unlocked).
@@ -385,7 +408,7 @@ class MemoryEngine:
         import again to finish it.
         """
         scope = self._scope(scope)
-        self.open()
+        self._ready()
         memories = list(memories)
         self._check_import(memories, scope)
         given = self._reusable(vectors)
@@ -467,7 +490,7 @@ class MemoryEngine:
         scope (its principal's own): what an export with vectors carries. Raises InvalidInputError
         when the store cannot read its vectors back."""
         scope = self._scope(scope)
-        self.open()
+        self._ready()
         reader = getattr(self.store, "vectors", None)
         if not self.store.capabilities.read_vectors or reader is None:
             raise InvalidInputError(
@@ -482,7 +505,7 @@ class MemoryEngine:
         """Raise :class:`ImportRecordError` for the first memory ``import_memories`` would refuse,
         writing nothing: lets a caller report a bad file before it starts a progress bar."""
         scope = self._scope(scope)
-        self.open()
+        self._ready()
         self._check_import(memories, scope)
 
     def _check_import(self, memories: Sequence[Memory], scope: Scope) -> None:
@@ -546,7 +569,7 @@ class MemoryEngine:
             changes["privacy_scope"] = privacy
         if (when := validate_occurred_at(occurred_at, self.clock())) is not None:
             changes["occurred_at"] = when
-        self.open()
+        self._ready()
         self._require_current(self._owned(memory_id, scope, "update"), "update", scope)
         vectors, owners = self._embed([content])
         return self._new_version(memory_id, content, changes, vectors, owners, scope)
@@ -597,7 +620,7 @@ class MemoryEngine:
         scope = self._scope(scope)
         memory_id = validate_id(memory_id)
         hard = validate_flag(hard, "hard")
-        self.open()
+        self._ready()
         if hard:
             with self.store.transaction():
                 memory = self._owned(memory_id, scope, "delete")
@@ -620,7 +643,7 @@ class MemoryEngine:
         scope = self._scope(scope)
         memory_id = validate_id(memory_id)
         pinned = validate_flag(pinned, "pinned")
-        self.open()
+        self._ready()
         with self.store.transaction():
             memory = self._owned(memory_id, scope, "pin")
             self._require_current(memory, "pin", scope)
@@ -633,7 +656,7 @@ class MemoryEngine:
         Other users' memories in it are theirs, and stay. Returns the count."""
         scope = self._scope(scope)
         name = scope.write_namespace(namespace)
-        self.open()
+        self._ready()
         where = scope.owning(name, include_deleted=True, include_superseded=True)
         removed = 0
         while True:
@@ -646,7 +669,7 @@ class MemoryEngine:
     def sweep(self) -> int:
         """Tombstone every memory past its type's lifetime (pinned ones never expire), dating the
         tombstone at the moment it expired. Returns how many were swept (``mcp-memory gc``)."""
-        self.open()
+        self._ready()
         now = self.clock()
         swept = 0
         for memory_type, lifetime in self.ttl.expiring_types().items():
@@ -687,7 +710,7 @@ class MemoryEngine:
         scope = self._scope(scope)
         memory_id = validate_id(memory_id)
         history = validate_flag(history, "history")
-        self.open()
+        self._ready()
         memory = self._readable(memory_id, scope)
         expiry = self.ttl.expires_at(memory)
         if memory.is_deleted:
@@ -724,7 +747,7 @@ class MemoryEngine:
         limit = validate_limit(limit, MAX_LIST_LIMIT)
         after = decode_cursor(cursor) if cursor else None
         namespaces = scope.read_namespaces(namespace)
-        self.open()
+        self._ready()
         self.sweep()  # lists must not show what has expired: tombstone it first (cheap when none)
         where = self._scoped(filters.where(None, include_superseded=False), scope, namespaces)
         cap = self.limits.page_bytes if page_limit is None else page_limit
@@ -767,14 +790,14 @@ class MemoryEngine:
         """Current memories this scope may read (home namespaces by default, ``"*"``: all readable)."""
         scope = self._scope(scope)
         where = self._read_filter(scope, namespace, include_superseded=False)
-        self.open()
+        self._ready()
         return self.store.count(where)
 
     def list_namespaces(self, *, scope: Scope | None = None) -> dict[str, int]:
         """Every namespace holding memories this scope may read, with how many of them are current
         (seed 001's list_agents). Namespaces holding only other users' private memories are not shown."""
         scope = self._scope(scope)
-        self.open()
+        self._ready()
         where = scope.reading(scope.readable, include_deleted=True, include_superseded=True)
         return self.store.namespaces(where)
 
@@ -785,7 +808,7 @@ class MemoryEngine:
         readable one with ``"*"`` (export: one's own memories; shared ones are their owners' to export)."""
         scope = self._scope(scope)
         namespaces = scope.read_namespaces(namespace)
-        self.open()
+        self._ready()
         return (m for m in self.store.iter_all() if self._exportable(m, scope, namespaces))
 
     @staticmethod
@@ -832,7 +855,7 @@ class MemoryEngine:
             raise InvalidInputError("query must be a non-empty string.")
         limit = validate_limit(limit, MAX_SEARCH_LIMIT)
         namespaces = scope.read_namespaces(namespace)
-        self.open()
+        self._ready()
         self._sweep_if_due()
         vector = self.embedder.embed_query(query)
         where = self._scoped(filters.where(None, include_superseded=True), scope, namespaces)
@@ -928,7 +951,7 @@ class MemoryEngine:
         """Counts for the stats resource, of what this scope may read: per namespace, and by type in
         its default namespace."""
         scope = self._scope(scope)
-        self.open()
+        self._ready()
         home = frozenset({scope.default_namespace})
         by_type = {
             str(t): self.store.count(scope.reading(home, include_superseded=False, types=frozenset({t})))

@@ -40,6 +40,11 @@ class StorageError(MemoryServerError):
     is one sentence a user can act on; a write that raised it was not made (nothing acknowledged)."""
 
 
+class EditConflictError(StorageError):
+    """What the store would replace changed outside it since it was read (a note of a markdown vault
+    edited by hand): nothing was written, and the next call reads the change first."""
+
+
 class ModelMismatchError(MemoryServerError):
     """The database holds vectors of another embedding model than the one configured."""
 

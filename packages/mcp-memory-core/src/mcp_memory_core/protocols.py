@@ -100,7 +100,13 @@ class Store(Protocol):
       first, then its passages); unknown ids are absent;
     - ``bulk_load(rows: int)``, a context manager around an import of about ``rows`` memories (in
       several transactions): the store may prepare for many inserts (PostgreSQL drops its vector
-      index and builds it again at the end). Every call keeps working inside it."""
+      index and builds it again at the end). Every call keeps working inside it;
+    - ``refresh(embed, progress=None)``, for a store whose truth lives outside it (the markdown
+      vault's files, edited by hand): the engine calls it before every call, and the store brings
+      its index up to date, embedding changed texts with ``embed(texts) -> (vectors, owners)``
+      (the rows and owners ``insert`` takes: the engine's embedder and passage split);
+      ``progress(done, total)`` is called as it goes. It must cost next to nothing when nothing
+      changed. Its return value is a report for the caller (``mcp-memory reindex`` prints it)."""
 
     @property
     def capabilities(self) -> StoreCapabilities: ...

@@ -1,7 +1,14 @@
 """Conformance suites and fakes for mcp-memory plugins."""
 
 from .embedder_suite import EmbedderConformance
-from .fakes import FailingReranker, HashEmbedder, InMemoryStore, ReversingReranker, TickingClock
+from .fakes import (
+    FailingReranker,
+    HashEmbedder,
+    InMemoryStore,
+    ReversingReranker,
+    SimilarityRanker,
+    TickingClock,
+)
 from .postgres import PostgresServer
 from .ranker_suite import RankerConformance, make_candidate, sample_candidates
 from .reranker_suite import RerankerConformance, sample_ranked
@@ -17,6 +24,7 @@ __all__ = [
     "RankerConformance",
     "RerankerConformance",
     "ReversingReranker",
+    "SimilarityRanker",
     "StoreConformance",
     "TickingClock",
     "TokenTableConformance",

@@ -263,6 +263,15 @@ class InMemoryStore:
         yield from rows
 
 
+class SimilarityRanker:
+    """Orders candidates by their vector similarity alone (keyword-only matches last): for engine
+    tests in venvs that hold no ranker plugin (the conformance sessions)."""
+
+    def rank(self, query: str, candidates: Sequence[Candidate], now: datetime) -> list[ScoredCandidate]:
+        scored = [ScoredCandidate(c, c.vector_similarity or 0.0) for c in candidates]
+        return sorted(scored, key=lambda s: -s.score)
+
+
 class ReversingReranker:
     """A reranker for tests: it reverses the order of the candidates it is given (so a test sees
     that it ran and how deep), scoring them by their new place, and records the memory ids of every

@@ -453,6 +453,15 @@ class SqliteVecStore(VectorCacheSync):
         with self._reading() as conn:
             return dict(conn.execute("SELECT key, value FROM meta").fetchall())
 
+    @contextlib.contextmanager
+    def sql(self) -> Iterator[Any]:
+        """A connection for the SQL of a store built on this one (the markdown vault keeps its file
+        table in this database): inside ``transaction()``, the writer, whose statements commit or roll
+        back with the transaction; outside, this thread's read connection (it cannot write). Tables of
+        its own must not start with ``memories``, ``passages``, ``vectors``, ``meta`` or ``cache_``."""
+        with self._reading() as conn:
+            yield conn
+
     def _db(self) -> Any:
         if self._conn is None:
             raise RuntimeError(f"{self!r} is not open: call open(model_id, dimensions) first.")

@@ -1,0 +1,641 @@
+"""The markdown vault store: the files are the truth, the index is derived from them.
+
+Every memory is a note (:mod:`.notes`) in a folder of the vault (:mod:`.layout`). The index is the
+sqlite-vec store itself, in ``<vault>/.mcp-memory/index.db``, with one table of its own
+(``vault_files``: each note's path, size, modification time, content hash and memory id).
+
+Writes: inside ``transaction()`` the index is written first (uncommitted, holding SQLite's write
+lock), then each changed note is written atomically, then the index commits. A crash before the
+files leaves nothing; between the files and the commit, the next ``refresh`` reads the files back
+(the truth) into the index. A file is never replaced or removed when it changed on disk since the
+index read it: the write is refused (:class:`~mcp_memory_core.errors.EditConflictError`) and nothing is
+written. Old versions and deleted memories move to ``Archive/``; a new version takes over its
+predecessor's file, so a note keeps its place and name.
+
+Reads go to the index after ``refresh(embed)``, which the engine calls before every call: the paths
+that changed since the previous call (inotify on Linux, a scan elsewhere) are read, malformed notes
+are reported and skipped, and only notes whose text changed are embedded again.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import datetime as dt
+import logging
+import os
+import shutil
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mcp_memory_core.errors import EditConflictError, StorageError
+from mcp_memory_core.models import Memory, MemoryFilter
+from mcp_memory_core.passages import split_passages
+from mcp_memory_core.protocols import StoreCapabilities, Vector
+from mcp_memory_sqlite_vec import SqliteVecStore
+
+from .changes import ChangeWatch
+from .layout import CACHE_DIR, INDEX_NAME, VaultConfig, free_path, load_config, note_name
+from .notes import MalformedNote, Note, content_hash, heading_of, parse_note, render_note, title_of
+from .vault_files import (
+    FileTable,
+    Indexed,
+    Stamp,
+    is_note,
+    remove,
+    remove_stale_temporaries,
+    scan,
+    stamp_of,
+    write_atomic,
+)
+
+log = logging.getLogger(__name__)
+
+Embed = Callable[[Sequence[str]], tuple[Vector, "list[int] | None"]]
+Progress = Callable[[int, int], None]
+REFRESH_BATCH = 256  # notes embedded and committed together: an interrupted build keeps what it did
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A note that could not be read as a memory, and why (one sentence)."""
+
+    path: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+@dataclass
+class RefreshReport:
+    """What one ``refresh`` did."""
+
+    indexed: int = 0  # notes embedded (new or changed text)
+    updated: int = 0  # notes whose properties changed (vectors kept)
+    removed: int = 0  # memories whose file is gone
+    problems: list[Problem] = field(default_factory=list)
+
+
+@dataclass
+class _Op:
+    """One file change of a flush: write ``data`` to ``path`` (``None``: remove it)."""
+
+    path: str
+    memory_id: str
+    data: bytes | None
+    expect: Stamp | None  # the file as the index knows it (None: it must not exist)
+    heading: str = ""  # its title row (see notes.heading_of)
+    recorded: bool = True  # False: the index's rows do not fit the note (a title row to add)
+    before: bytes | None = None  # its bytes before the change, to undo a failed flush
+
+
+class MarkdownStore:
+    """A Store whose memories are markdown notes in ``vault``. ``namespace`` and ``owner`` are given
+    to notes that do not name theirs (a hand-written note). ``watch=False`` scans the vault at every
+    call instead of reading change events."""
+
+    def __init__(
+        self,
+        vault: str | Path,
+        *,
+        namespace: str,
+        owner: str,
+        create: bool = True,
+        watch: bool = True,
+        index_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        self._vault = Path(vault).expanduser().resolve()
+        self._namespace = namespace
+        self._owner = owner
+        self._create = create
+        self._use_watch = watch
+        self._index_options = dict(index_options or {})
+        self._index = self._new_index()
+        self._files = FileTable(self._index.sql)
+        self._config = VaultConfig()
+        self._watch: ChangeWatch | None = None
+        self._depth = 0
+        self._pending: dict[str, Memory | None] = {}
+        self._refresh_lock = threading.Lock()
+        self._problems: dict[str, tuple[Stamp, str]] = {}
+
+    def _new_index(self) -> SqliteVecStore:
+        return SqliteVecStore(self.index_path, create=True, **self._index_options)
+
+    # -- description -----------------------------------------------------------------------------
+    @property
+    def capabilities(self) -> StoreCapabilities:
+        return StoreCapabilities(
+            keyword_search=True, concurrent_processes=True, thread_safe=True, read_vectors=True
+        )
+
+    @property
+    def location(self) -> str:
+        return str(self._vault)
+
+    @property
+    def vault(self) -> Path:
+        return self._vault
+
+    @property
+    def index_path(self) -> Path:
+        return self._vault / CACHE_DIR / INDEX_NAME
+
+    @property
+    def config(self) -> VaultConfig:
+        return self._config
+
+    def __repr__(self) -> str:
+        return f"MarkdownStore({self.location!r})"
+
+    def problems(self) -> list[Problem]:
+        """Notes skipped because they cannot be read as memories (as of the last refresh)."""
+        return [Problem(path, reason) for path, (_, reason) in sorted(self._problems.items())]
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def open(self, model_id: str, dimensions: int) -> None:
+        if not self._vault.is_dir():
+            if not self._create:
+                raise StorageError(
+                    f"There is no vault at {self._vault}: create it with `mcp-memory init --path {self._vault}`."
+                )
+            self._vault.mkdir(parents=True, exist_ok=True)
+        self._config = load_config(self._vault)
+        self._index.open(model_id, dimensions)
+        with self._index.transaction():
+            self._files.create()
+        remove_stale_temporaries(self._vault, self._config.folders)
+        if self._watch is None:
+            skip = tuple(self._config.exclude)
+            self._watch = ChangeWatch(self._vault, skip, use_inotify=self._use_watch)
+
+    def close(self) -> None:
+        if self._watch is not None:
+            self._watch.close()
+            self._watch = None
+        self._index.close()
+
+    def reset_index(self) -> None:
+        """Delete the derived index (the store must be closed): the next ``open`` and ``refresh``
+        build it again from the files, with whatever embedding model the store is opened with."""
+        self.close()
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(f"{self.index_path}{suffix}")
+        self._index = self._new_index()
+        self._files = FileTable(self._index.sql)
+        self._problems.clear()
+
+    def warm(self) -> None:
+        warm = getattr(self._index, "warm", None)
+        if callable(warm):
+            warm()
+
+    # -- writes ----------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        with self._index.transaction():
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield
+                finally:
+                    self._depth -= 1
+                return
+            self._depth = 1
+            self._pending = {}
+            try:
+                yield
+                self._flush()
+            finally:
+                self._depth = 0
+                self._pending = {}
+
+    def insert(
+        self, memories: Sequence[Memory], vectors: Vector, owners: Sequence[int] | None = None
+    ) -> None:
+        with self.transaction():
+            self._index.insert(memories, vectors, owners)
+            for memory in memories:
+                self._pending[memory.id] = memory
+
+    def update_fields(self, memory_id: str, fields: Mapping[str, Any]) -> None:
+        with self.transaction():
+            self._index.update_fields(memory_id, fields)
+            self._pending[memory_id] = self._index.get([memory_id])[memory_id]
+
+    def record_access(self, counts: Mapping[str, int], when: dt.datetime) -> None:
+        """Access statistics live in the index only: a search never rewrites a note."""
+        self._index.record_access(counts, when)
+
+    def purge(self, ids: Sequence[str]) -> int:
+        ids = list(dict.fromkeys(ids))
+        with self.transaction():
+            removed = self._index.purge(ids)
+            for memory_id in ids:
+                self._pending[memory_id] = None
+            return removed
+
+    # -- reads (the index) -----------------------------------------------------------------------
+    def get(self, ids: Sequence[str]) -> dict[str, Memory]:
+        return self._index.get(ids)
+
+    def vectors(self, ids: Sequence[str]) -> dict[str, Vector]:
+        return self._index.vectors(ids)
+
+    def knn(self, vector: Vector, k: int, where: MemoryFilter) -> list[tuple[str, float]]:
+        return self._index.knn(vector, k, where)
+
+    def keyword_search(self, query: str, k: int, where: MemoryFilter) -> list[tuple[str, float]]:
+        return self._index.keyword_search(query, k, where)
+
+    def thread_neighbours(
+        self, ids: Sequence[str], where: MemoryFilter
+    ) -> dict[str, tuple[str | None, str | None]]:
+        return self._index.thread_neighbours(ids, where)
+
+    def list(
+        self, where: MemoryFilter, limit: int, after: tuple[dt.datetime, str] | None = None
+    ) -> list[Memory]:
+        return self._index.list(where, limit, after)
+
+    def count(self, where: MemoryFilter) -> int:
+        return self._index.count(where)
+
+    def namespaces(self, where: MemoryFilter | None = None) -> dict[str, int]:
+        return self._index.namespaces(where)
+
+    def iter_all(self) -> Iterator[Memory]:
+        return self._index.iter_all()
+
+    def path_of(self, memory_id: str) -> Path | None:
+        """The note that holds a memory, if the index knows one."""
+        row = self._files.by_memory([memory_id]).get(memory_id)
+        return self._vault / row.path if row is not None else None
+
+    # -- the files of a transaction -----------------------------------------------------------------
+    def _flush(self) -> None:
+        """Write the notes of every memory this transaction changed (inside the index's transaction)."""
+        if not self._pending:
+            return
+        pending = dict(self._pending)
+        rows = self._files.by_memory(pending)
+        successors = self._successors(pending)
+        ops: builtins.list[_Op] = []
+        planned: set[str] = set()
+        inherited: dict[str, str] = {}  # old version's id -> the path its new version takes over
+        for memory_id, memory in pending.items():
+            if memory is None or memory.is_current:
+                continue
+            row = rows.get(memory_id)
+            newer = successors.get(memory_id)
+            if (
+                row is not None
+                and not self._config.in_archive(row.path)
+                and newer is not None
+                and newer.is_current
+                and newer.id not in rows
+            ):
+                inherited[memory_id] = row.path
+        heirs = {successors[old].id: path for old, path in inherited.items()}
+        for memory_id, memory in pending.items():
+            row = rows.get(memory_id)
+            if memory is None:
+                if row is not None:
+                    ops.append(_Op(row.path, memory_id, None, row.stamp))
+                continue
+            target = self._target(memory, row, heirs.get(memory_id), planned)
+            planned.add(target)
+            data = render_note(memory, supersedes=self._predecessor(memory.id)).encode("utf-8")
+            heading = heading_of(memory, title_of(memory, target), hand_written=False)
+            # The index holds the title row of the note it last read (none for what the engine inserts).
+            fits = heading == (row.heading if row is not None else "")
+            if row is not None and row.path == target:
+                ops.append(_Op(target, memory_id, data, row.stamp, heading, fits))
+                continue
+            if memory_id in heirs:
+                old_row = rows[next(old for old, path in inherited.items() if path == target)]
+                ops.append(_Op(target, memory_id, data, old_row.stamp, heading, fits))
+            else:
+                ops.append(_Op(target, memory_id, data, None, heading, fits))
+            if row is not None and row.path not in heirs.values():
+                ops.append(_Op(row.path, memory_id, None, row.stamp))
+        self._apply(ops)
+
+    def _successors(self, pending: Mapping[str, Memory | None]) -> dict[str, Memory]:
+        """For each pending memory superseded by another pending memory: that newer memory."""
+        return {
+            memory_id: newer
+            for memory_id, memory in pending.items()
+            if memory is not None
+            and memory.superseded_by is not None
+            and (newer := pending.get(memory.superseded_by)) is not None
+        }
+
+    def _predecessor(self, memory_id: str) -> str | None:
+        older = self._index.list(
+            MemoryFilter(namespace=None, include_deleted=True, superseded_by_in=frozenset({memory_id})), 1
+        )
+        return older[0].id if older else None
+
+    def _target(self, memory: Memory, row: Indexed | None, inherit: str | None, planned: set[str]) -> str:
+        """Where ``memory``'s note goes: a current memory stays where it is (or takes over its
+        predecessor's file, or goes to its type's folder); another moves to the archive."""
+        archive = self._config.archive_dir
+        if memory.is_current:
+            if row is not None and not self._config.in_archive(row.path):
+                return row.path
+            if inherit is not None:
+                return inherit
+            folder = self._config.folder_of(memory.type)
+            return free_path(folder, note_name(memory.content), self._taken(folder) | planned)
+        if row is not None and self._config.in_archive(row.path):
+            return row.path
+        stem = (
+            row.path.rsplit("/", 1)[-1].removesuffix(".md") if row is not None else note_name(memory.content)
+        )
+        name = f"{stem}.{memory.id[:8]}"
+        return free_path(archive, name, self._taken(archive) | planned)
+
+    def _taken(self, folder: str) -> set[str]:
+        try:
+            return {f"{folder}/{name}" for name in os.listdir(self._vault / folder)}
+        except (FileNotFoundError, NotADirectoryError):
+            return set()
+
+    def _apply(self, ops: Sequence[_Op]) -> None:
+        """Check every file, then write new files, replace existing ones and remove the rest; undo
+        what was done if any step fails. Records the files in ``vault_files`` (same transaction)."""
+        for op in ops:
+            path = self._vault / op.path
+            now = stamp_of(path)
+            if now != op.expect:
+                what = "was created" if op.expect is None else "was removed" if now is None else "was edited"
+                raise EditConflictError(
+                    f"{op.path} {what} outside mcp-memory since it was indexed; nothing was written. "
+                    "Try again: the next call reads the change first."
+                )
+            if now is not None:
+                op.before = path.read_bytes()
+        order: builtins.list[_Op] = sorted(ops, key=lambda op: (op.data is None, op.expect is not None))
+        done: builtins.list[_Op] = []
+        written: builtins.list[Indexed] = []
+        try:
+            for op in order:
+                path = self._vault / op.path
+                if op.data is None:
+                    remove(path)
+                else:
+                    stamp = write_atomic(path, op.data)
+                    if op.recorded:
+                        written.append(
+                            Indexed(op.path, op.memory_id, stamp, content_hash(op.data), op.heading)
+                        )
+                done.append(op)
+        except BaseException:
+            self._undo(done)
+            raise
+        # A note whose title row changed is left unrecorded: the next refresh embeds it with its title.
+        self._files.drop({op.path for op in ops} - {row.path for row in written})
+        self._files.put(written)
+
+    def _undo(self, done: Sequence[_Op]) -> None:
+        for op in reversed(done):
+            path = self._vault / op.path
+            try:
+                if op.before is None:
+                    remove(path)
+                else:
+                    write_atomic(path, op.before)
+            except OSError as exc:  # the files are the truth: the next refresh reads what is there
+                log.error("Could not undo the write of %s: %s", op.path, exc)
+
+    # -- files changed outside the store ---------------------------------------------------------
+    def refresh(self, embed: Embed, progress: Progress | None = None) -> RefreshReport:
+        """Bring the index up to date with the files: read the notes that changed since the last
+        call, embed those whose text changed (with ``embed``, which returns rows and their owners
+        as ``insert`` takes them), drop memories whose note is gone. ``progress(done, total)`` is
+        called after each batch."""
+        report = RefreshReport()
+        with self._refresh_lock:
+            if self._watch is None:
+                raise RuntimeError(f"{self!r} is not open: call open(model_id, dimensions) first.")
+            touched = self._watch.changes()
+            candidates, gone, known = self._changed(touched)
+            if not candidates and not gone:
+                return report
+            self._catch_up(candidates, gone, known, embed, progress, report)
+        for problem in report.problems:
+            log.warning("Skipped a note of the vault: %s", problem)
+        return report
+
+    def _changed(
+        self, touched: set[str] | None
+    ) -> tuple[dict[str, Stamp], builtins.list[str], dict[str, Indexed]]:
+        """The notes to read (new or with another stamp than the index's), the paths that are gone,
+        and the index's rows for both."""
+        if touched is None:
+            on_disk = {path: stamp for path, stamp in scan(self._vault, self._config.exclude).items()}
+            known = self._files.all()
+            gone = [path for path in known if path not in on_disk]
+        else:
+            if not touched:
+                return {}, [], {}
+            known = self._files.by_paths(touched)
+            on_disk = {}
+            for path in touched:
+                stamp = stamp_of(self._vault / path)
+                if stamp is not None and is_note(path) and not self._config.excluded(path):
+                    on_disk[path] = stamp
+            gone = [path for path in known if path not in on_disk]
+        for path in [p for p in self._problems if p not in on_disk and (touched is None or p in touched)]:
+            del self._problems[path]
+        candidates = {
+            path: stamp
+            for path, stamp in on_disk.items()
+            if (path not in known or known[path].stamp != stamp)
+            and self._problems.get(path, (None,))[0] != stamp
+        }
+        return candidates, gone, known
+
+    def _catch_up(
+        self,
+        candidates: Mapping[str, Stamp],
+        gone: Sequence[str],
+        known: Mapping[str, Indexed],
+        embed: Embed,
+        progress: Progress | None,
+        report: RefreshReport,
+    ) -> None:
+        notes: dict[str, tuple[Note, Indexed]] = {}
+        touch: list[Indexed] = []
+        for path, stamp in sorted(candidates.items()):
+            try:
+                raw = (self._vault / path).read_bytes()
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                self._report(path, stamp, f"it cannot be read ({exc.strerror or exc})", report)
+                continue
+            sha = content_hash(raw)
+            row = known.get(path)
+            if row is not None and row.sha256 == sha:
+                touch.append(Indexed(path, row.memory_id, stamp, sha, row.heading))
+                continue
+            mtime = dt.datetime.fromtimestamp(stamp.mtime_ns / 1e9, dt.UTC)
+            try:
+                note = parse_note(raw, path, mtime=mtime, namespace=self._namespace, owner=self._owner)
+            except MalformedNote as exc:
+                self._report(path, stamp, str(exc), report)
+                continue
+            self._problems.pop(path, None)
+            notes[path] = (note, Indexed(path, note.memory.id, stamp, sha, note.heading))
+        self._drop_duplicates(notes, set(gone), report)
+        claimed = {note.memory.id for note, _ in notes.values()}
+        if gone or touch:
+            with self._index.transaction():
+                rows = self._files.by_paths(gone)
+                vanished = [rows[p].memory_id for p in gone if p in rows]
+                still = self._files.by_memory(vanished)  # a memory whose note moved keeps its vectors
+                purge = [
+                    i for i in vanished if i not in claimed and (i not in still or still[i].path in gone)
+                ]
+                report.removed += self._index.purge(purge)
+                self._files.drop(gone)
+                self._files.put(touch)
+        items = sorted(notes.values(), key=lambda item: item[1].path)
+        total = len(items)
+        for start in range(0, total, REFRESH_BATCH):
+            self._index_batch(items[start : start + REFRESH_BATCH], embed, report)
+            if progress is not None:
+                progress(min(start + REFRESH_BATCH, total), total)
+
+    def _drop_duplicates(
+        self, notes: dict[str, tuple[Note, Indexed]], gone: set[str], report: RefreshReport
+    ) -> None:
+        """Two files with one id (a copied note, or a file left by an interrupted move): the file the
+        index already knows (else a current note outside the archive, else the first path) keeps it."""
+        by_id: dict[str, list[str]] = {}
+        for path, (note, _) in notes.items():
+            by_id.setdefault(note.memory.id, []).append(path)
+        owners = self._files.by_memory(by_id)
+        read_now = {path: note.memory.id for path, (note, _) in notes.items()}
+        for memory_id, paths in by_id.items():
+            owner = owners.get(memory_id)
+            keep: str | None
+            if (
+                owner is not None
+                and owner.path not in gone
+                and owner.path not in paths
+                and read_now.get(owner.path, memory_id) == memory_id  # re-read with another id: freed
+                and (self._vault / owner.path).exists()
+            ):
+                keep = None  # the note the index knows keeps its id
+            else:
+                ordered = sorted(paths, key=lambda p: (self._config.in_archive(p), p))
+                keep = owner.path if owner is not None and owner.path in paths else ordered[0]
+            for path in paths:
+                if path == keep:
+                    continue
+                _, row = notes.pop(path)
+                other = keep or (owner.path if owner is not None else "another note")
+                self._report(
+                    path,
+                    row.stamp,
+                    f"it has the id of {other} (a copy?): remove its 'id' line to make it a memory of its own",
+                    report,
+                )
+
+    def _index_batch(
+        self, items: Sequence[tuple[Note, Indexed]], embed: Embed, report: RefreshReport
+    ) -> None:
+        ids = [note.memory.id for note, _ in items]
+        existing = self._index.get(ids)
+        previous = self._files.by_memory(ids)
+        reuse = self._index.vectors([i for i in ids if i in existing])
+
+        def fits(note: Note, row: Indexed) -> bool:
+            """The index's vectors of this memory are this note's: same text, same title row."""
+            old = existing.get(note.memory.id)
+            before = previous.get(note.memory.id)
+            rows = reuse.get(note.memory.id)
+            return (
+                old is not None
+                and rows is not None
+                and old.content == note.memory.content
+                and (before.heading == row.heading if before is not None else not row.heading)
+                and len(rows) == len(split_passages(note.memory.content)) + bool(row.heading)
+            )
+
+        stale = [note for note, row in items if not fits(note, row)]
+        stale_ids = {note.memory.id for note in stale}
+        fresh = self._embedded(stale, embed)
+        memories: list[Memory] = []
+        blocks: list[Vector] = []
+        for note, _ in items:
+            memory = note.memory
+            old = existing.get(memory.id)
+            if old is not None:  # statistics are the index's: a file edit keeps them
+                memory = memory.model_copy(
+                    update={"access_count": old.access_count, "last_accessed": old.last_accessed}
+                )
+            memories.append(memory)
+            blocks.append(fresh[memory.id] if memory.id in fresh else reuse[memory.id])
+        with self._index.transaction():
+            current = self._files.by_paths(row.path for _, row in items)
+            # Another process may have indexed (or written) one of these files meanwhile: its row wins.
+            keep = [
+                i
+                for i, (_, row) in enumerate(items)
+                if row.path not in current or current[row.path].stamp != row.stamp
+            ]
+            keep = [i for i in keep if stamp_of(self._vault / items[i][1].path) == items[i][1].stamp]
+            chosen = [memories[i] for i in keep]
+            if not chosen:
+                return
+            self._index.purge([m.id for m in chosen])  # what is there now (another process may have added it)
+            chosen_blocks = [blocks[i] for i in keep]
+            self._index.insert(
+                chosen,
+                np.concatenate(chosen_blocks).astype(np.float32, copy=False),
+                [n for n, block in enumerate(chosen_blocks) for _ in range(len(block))],
+            )
+            self._files.drop(
+                p.path for i in keep if (p := previous.get(memories[i].id)) and p.path != items[i][1].path
+            )
+            self._files.put(items[i][1] for i in keep)
+        report.indexed += sum(1 for i in keep if memories[i].id in stale_ids)
+        report.updated += sum(1 for i in keep if memories[i].id not in stale_ids)
+
+    @staticmethod
+    def _embedded(notes: Sequence[Note], embed: Embed) -> dict[str, Vector]:
+        """Each note's rows: its content's (as the engine splits it), then its title row if it has one."""
+        if not notes:
+            return {}
+        vectors, owners = embed([note.memory.content for note in notes])
+        rows: dict[str, list[Vector]] = {note.memory.id: [] for note in notes}
+        owner_list = owners if owners is not None else list(range(len(notes)))
+        for row, owner in enumerate(owner_list):
+            rows[notes[owner].memory.id].append(vectors[row])
+        titled = [note for note in notes if note.heading]
+        if titled:
+            heads, head_owners = embed([note.heading for note in titled])
+            for row, owner in enumerate(head_owners if head_owners is not None else range(len(titled))):
+                if head_owners is None or row == head_owners.index(owner):  # a title's whole text only
+                    rows[titled[owner].memory.id].append(heads[row])
+        return {memory_id: np.stack(block).astype(np.float32) for memory_id, block in rows.items()}
+
+    def _report(self, path: str, stamp: Stamp, reason: str, report: RefreshReport) -> None:
+        self._problems[path] = (stamp, reason)
+        report.problems.append(Problem(path, reason))
+
+
+def copy_vault(source: Path, target: Path) -> None:
+    """Copy a vault's notes and settings, not its index (tests and benchmarks rebuild it)."""
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns(CACHE_DIR))

@@ -1,0 +1,223 @@
+"""The vault's files on disk: atomic writes, a scan of every note, and the table that remembers what
+the index was built from (each note's path, size, modification time and content hash).
+
+A file is written to a hidden temporary file in its own folder, flushed to disk and renamed over
+its target (atomic on POSIX and Windows), then the folder is synced: a crash leaves either the old
+file or the new one, never half of one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+TEMP_PREFIX = ".mcp-memory-tmp-"
+
+FILES_DDL = """
+CREATE TABLE IF NOT EXISTS vault_files (
+    path TEXT PRIMARY KEY,      -- relative to the vault, '/' separated
+    memory_id TEXT NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    sha256 TEXT NOT NULL,
+    heading TEXT NOT NULL DEFAULT ''  -- the title row embedded beside the content ('' = none)
+);
+CREATE INDEX IF NOT EXISTS vault_files_memory ON vault_files (memory_id);
+"""
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """What a scan sees of a file without reading it."""
+
+    mtime_ns: int
+    size: int
+
+
+@dataclass(frozen=True)
+class Indexed:
+    """A row of ``vault_files``: the file as it was when the index last read or wrote it."""
+
+    path: str
+    memory_id: str
+    stamp: Stamp
+    sha256: str
+    heading: str = ""
+
+
+def stamp_of(path: Path) -> Stamp | None:
+    try:
+        st = path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return Stamp(st.st_mtime_ns, st.st_size)
+
+
+def is_note(relative_path: str) -> bool:
+    """A markdown file outside hidden folders (and not a hidden file itself)."""
+    parts = relative_path.split("/")
+    return relative_path.endswith(".md") and not any(part.startswith(".") for part in parts)
+
+
+def scan(vault: Path, skip: Iterable[str] = ()) -> dict[str, Stamp]:
+    """Every note of the vault with its stamp (hidden folders and ``skip`` folders are not entered)."""
+    skipped = set(skip)
+    found: dict[str, Stamp] = {}
+    stack = [""]
+    while stack:
+        relative = stack.pop()
+        try:
+            entries = os.scandir(vault / relative if relative else vault)
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
+            continue
+        with entries:
+            for entry in entries:
+                if entry.name.startswith("."):
+                    continue
+                child = f"{relative}/{entry.name}" if relative else entry.name
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        if child not in skipped:
+                            stack.append(child)
+                    elif entry.name.endswith(".md") and entry.is_file():
+                        st = entry.stat()
+                        found[child] = Stamp(st.st_mtime_ns, st.st_size)
+                except OSError:
+                    continue
+    return found
+
+
+def write_atomic(path: Path, data: bytes) -> Stamp:
+    """Replace ``path`` with ``data`` atomically and durably; returns the new file's stamp."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".md", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        with contextlib.suppress(OSError):
+            os.chmod(temp, 0o666 & ~_umask())
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    sync_folder(path.parent)
+    st = path.stat()
+    return Stamp(st.st_mtime_ns, st.st_size)
+
+
+def remove(path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    sync_folder(path.parent)
+
+
+def sync_folder(folder: Path) -> None:
+    """fsync a folder so a rename or unlink in it survives a crash (a no-op where folders cannot be opened)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def remove_stale_temporaries(vault: Path, folders: Iterable[str]) -> int:
+    """Delete temporary files a crashed write left behind in ``folders`` (and the vault's root)."""
+    removed = 0
+    for folder in ("", *folders):
+        directory = vault / folder if folder else vault
+        with contextlib.suppress(OSError):
+            for entry in directory.iterdir():
+                if entry.name.startswith(TEMP_PREFIX):
+                    with contextlib.suppress(OSError):
+                        entry.unlink()
+                        removed += 1
+    return removed
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+class FileTable:
+    """``vault_files`` in the index database, read and written through the index store's ``sql()``:
+    inside its ``transaction()``, rows commit or roll back with the memories they describe."""
+
+    def __init__(self, sql: Any) -> None:
+        self._sql = sql  # SqliteVecStore.sql: a context manager yielding a connection
+
+    def create(self) -> None:
+        """Create the table (inside the index's transaction: ``executescript`` would commit it)."""
+        with self._sql() as conn:
+            for statement in FILES_DDL.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+
+    def all(self) -> dict[str, Indexed]:
+        with self._sql() as conn:
+            rows = conn.execute(
+                "SELECT path, memory_id, mtime_ns, size, sha256, heading FROM vault_files"
+            ).fetchall()
+        return {row[0]: Indexed(row[0], row[1], Stamp(row[2], row[3]), row[4], row[5]) for row in rows}
+
+    def by_paths(self, paths: Iterable[str]) -> dict[str, Indexed]:
+        wanted = list(dict.fromkeys(paths))
+        out: dict[str, Indexed] = {}
+        with self._sql() as conn:
+            for start in range(0, len(wanted), 500):
+                chunk = wanted[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                for row in conn.execute(
+                    f"SELECT path, memory_id, mtime_ns, size, sha256, heading FROM vault_files WHERE path IN ({marks})",
+                    chunk,
+                ):
+                    out[row[0]] = Indexed(row[0], row[1], Stamp(row[2], row[3]), row[4], row[5])
+        return out
+
+    def by_memory(self, memory_ids: Iterable[str]) -> dict[str, Indexed]:
+        wanted = list(dict.fromkeys(memory_ids))
+        out: dict[str, Indexed] = {}
+        with self._sql() as conn:
+            for start in range(0, len(wanted), 500):
+                chunk = wanted[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                for row in conn.execute(
+                    "SELECT path, memory_id, mtime_ns, size, sha256, heading FROM vault_files "
+                    f"WHERE memory_id IN ({marks})",
+                    chunk,
+                ):
+                    out[row[1]] = Indexed(row[0], row[1], Stamp(row[2], row[3]), row[4], row[5])
+        return out
+
+    def put(self, rows: Iterable[Indexed]) -> None:
+        """Upsert rows (inside the index's transaction)."""
+        with self._sql() as conn:
+            conn.executemany(
+                "INSERT INTO vault_files (path, memory_id, mtime_ns, size, sha256, heading) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (path) DO UPDATE SET memory_id = excluded.memory_id, "
+                "mtime_ns = excluded.mtime_ns, size = excluded.size, sha256 = excluded.sha256, "
+                "heading = excluded.heading",
+                [(r.path, r.memory_id, r.stamp.mtime_ns, r.stamp.size, r.sha256, r.heading) for r in rows],
+            )
+
+    def drop(self, paths: Iterable[str]) -> None:
+        with self._sql() as conn:
+            conn.executemany("DELETE FROM vault_files WHERE path = ?", [(p,) for p in paths])
+
+    def clear(self) -> None:
+        with self._sql() as conn:
+            conn.execute("DELETE FROM vault_files")
