@@ -85,6 +85,26 @@ def with_engine(fn: Callable[[MemoryEngine], T], *, create: bool = True) -> T:
             engine.close()
 
 
+def use_vault(path: Path | None) -> None:
+    """``--path DIR``: the markdown vault DIR (MCP_MEMORY_STORE=markdown, MCP_MEMORY_VAULT=DIR), set
+    before anything reads the settings."""
+    import os
+
+    if path is not None:
+        os.environ["MCP_MEMORY_STORE"] = "markdown"
+        os.environ["MCP_MEMORY_VAULT"] = str(path.expanduser().resolve())
+
+
+def path_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--path",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=None,
+        help="A markdown vault (mcp-memory-markdown): the same as MCP_MEMORY_STORE=markdown "
+        "MCP_MEMORY_VAULT=DIR.",
+    )(fn)
+
+
 def emit_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
@@ -137,7 +157,14 @@ def _env_log_level(default: str) -> str:
     is_flag=True,
     help="HTTP only: serve without bearer tokens, as the local user. Allowed on a loopback address only.",
 )
-def serve(transport: str = "stdio", host: str = "127.0.0.1", port: int = 8000, no_auth: bool = False) -> None:
+@path_option
+def serve(
+    transport: str = "stdio",
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    no_auth: bool = False,
+    path: Path | None = None,
+) -> None:
     """Serve MCP (the default command). HTTP serves at http://HOST:PORT/mcp and requires
     ``Authorization: Bearer <token>`` (see ``mcp-memory token create``) unless --no-auth is given
     on a loopback address.
@@ -147,6 +174,7 @@ def serve(transport: str = "stdio", host: str = "127.0.0.1", port: int = 8000, n
     exits at startup only shows "disconnected").
     """
     configure_logging(_env_log_level("INFO"))
+    use_vault(path)
     if transport == "http":
         from .http_security import is_loopback
 
@@ -649,6 +677,9 @@ def token_revoke(token_id: str | None, user: str | None) -> None:
     with _registry() as registry:
         revoked = registry.revoke(token_id, user=user)
     click.echo(f"Revoked {len(revoked)} token(s): {', '.join(t.id for t in revoked) or 'none'}")
+
+
+from . import vault_cli  # noqa: E402, F401  (registers init, reindex and build-index on `cli`)
 
 
 def main(argv: list[str] | None = None) -> None:

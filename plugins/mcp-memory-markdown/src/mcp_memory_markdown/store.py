@@ -40,7 +40,16 @@ from mcp_memory_core.protocols import StoreCapabilities, Vector
 from mcp_memory_sqlite_vec import SqliteVecStore
 
 from .changes import ChangeWatch
-from .layout import CACHE_DIR, INDEX_NAME, VaultConfig, free_path, load_config, note_name
+from .layout import (
+    CACHE_DIR,
+    CONFIG_NAME,
+    INDEX_NAME,
+    VaultConfig,
+    free_path,
+    load_config,
+    note_name,
+    write_config,
+)
 from .notes import MalformedNote, Note, content_hash, heading_of, parse_note, render_note, title_of
 from .vault_files import (
     FileTable,
@@ -191,6 +200,22 @@ class MarkdownStore:
         self._index = self._new_index()
         self._files = FileTable(self._index.sql)
         self._problems.clear()
+
+    def initialize(self) -> builtins.list[str]:
+        """Create the vault's folders and its ``.mcp-memory.yaml`` (namespace: this store's default);
+        nothing existing is changed. Returns what was created, relative to the vault."""
+        created: builtins.list[str] = []
+        if not self._vault.exists():
+            self._vault.mkdir(parents=True)
+            created.append(str(self._vault))
+        if write_config(self._vault, self._namespace):
+            created.append(CONFIG_NAME)
+        self._config = load_config(self._vault)
+        for folder in self._config.folders:
+            if not (self._vault / folder).exists():
+                (self._vault / folder).mkdir(parents=True)
+                created.append(folder + "/")
+        return created
 
     def warm(self) -> None:
         warm = getattr(self._index, "warm", None)
