@@ -25,6 +25,8 @@ CONFORMANCE_TARGETS = sorted(
     if path.name != "mcp-memory-sentence-transformers"  # needs torch: its own session below
 )
 
+LOCAL_DEPENDENCIES = {"mcp-memory-markdown": ("plugins/mcp-memory-sqlite-vec",)}
+
 TYPED_SOURCES = [
     "packages/mcp-memory-core/src",
     "packages/mcp-memory-server/src",
@@ -66,7 +68,9 @@ def conformance(session: nox.Session, target: str) -> None:
     """A plugin passes the conformance suite in a venv holding only core, the testing package and itself."""
     # A store on PostgreSQL proves itself against a real one, which the testing package starts.
     core = [*CORE[:-1], f"{CORE[-1]}[postgres]"] if Path(target).name == "mcp-memory-postgres" else CORE
-    session.install(*core, "pytest-benchmark", "-e", target)
+    # A plugin built on another one (the markdown vault's index is the sqlite-vec store) gets it too.
+    needs = [arg for plugin in LOCAL_DEPENDENCIES.get(Path(target).name, ()) for arg in ("-e", plugin)]
+    session.install(*core, *needs, "pytest-benchmark", "-e", target)
     session.run("pytest", f"{target}/tests", "-p", "no:cacheprovider", *session.posargs)
 
 
