@@ -23,7 +23,7 @@ from synthetic import fact_sentences, median_ms
 
 from mcp_memory_core import Memory, MemoryEngine
 from mcp_memory_markdown import MarkdownStore
-from mcp_memory_markdown.layout import note_name
+from mcp_memory_markdown.layout import free_path, note_name
 from mcp_memory_markdown.notes import render_note
 from mcp_memory_minilm.embedder import MiniLMEmbedder
 from mcp_memory_rankers import HybridRanker
@@ -42,10 +42,13 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, object
     texts = fact_sentences(7)
     memories = [Memory(content=next(texts), namespace="bench") for _ in range(SIZE)]
     vault = root / "vault"
+    taken: set[str] = set()
     for i, memory in enumerate(memories):
-        folder = vault / FOLDERS[i % len(FOLDERS)]
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"{note_name(memory.content)}.md").write_text(render_note(memory), encoding="utf-8")
+        # Named as the store names a new note (first words; "name 2.md" when taken): one file each.
+        relative = free_path(FOLDERS[i % len(FOLDERS)], note_name(memory.content), taken)
+        taken.add(relative)
+        (vault / relative).parent.mkdir(parents=True, exist_ok=True)
+        (vault / relative).write_text(render_note(memory), encoding="utf-8")
 
     sqlite = MemoryEngine(SqliteVecStore(root / "bench.db"), embedder, HybridRanker(), namespace="bench")
     sqlite.open()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Iterator
@@ -191,6 +192,50 @@ def test_a_deleted_file_is_gone_and_a_renamed_one_keeps_its_id(vault) -> None:  
     assert engine.get_memory(keep.id).memory.content == "Backups run nightly at two"
     assert store.path_of(keep.id) == target
     assert embedder.texts == []  # a move is not a new text
+
+
+def test_a_renamed_hand_written_note_keeps_its_id_through_the_sidecar(vault) -> None:  # type: ignore[no-untyped-def]
+    engine, store, _ = vault
+    folder = store.vault / "People"
+    folder.mkdir()
+    (folder / "Maria.md").write_text("Maria leads the payments team.\n", encoding="utf-8")
+    first = engine.search("who leads payments", limit=1).hits[0].memory
+    assert first.id == note_id("People/Maria.md")
+    # renamed and moved by hand: same id, the file untouched, the sidecar says where it went
+    (store.vault / "Team").mkdir()
+    os.rename(folder / "Maria.md", store.vault / "Team" / "Maria Lopez.md")
+    assert engine.get_memory(first.id).memory.content == "Maria leads the payments team."
+    assert store.path_of(first.id) == store.vault / "Team" / "Maria Lopez.md"
+    sidecar = store.vault / ".mcp-memory" / "ids.json"
+    assert json.loads(sidecar.read_text()) == {"Team/Maria Lopez.md": first.id}
+    assert (store.vault / "Team" / "Maria Lopez.md").read_text() == "Maria leads the payments team.\n"
+    # the index rebuilt from the files (reindex) keeps it: the sidecar is not part of the index
+    engine.close()
+    store.reset_index()
+    engine.open()
+    engine.refresh()
+    assert engine.get_memory(first.id).memory.content == "Maria leads the payments team."
+    # a deleted note leaves nothing behind in the sidecar
+    (store.vault / "Team" / "Maria Lopez.md").unlink()
+    with pytest.raises(MemoryNotFoundError):
+        engine.get_memory(first.id)
+    assert json.loads(sidecar.read_text()) == {}
+    # git keeps the sidecar and ignores the index
+    assert (store.vault / ".mcp-memory" / ".gitignore").read_text().splitlines()[1:] == [
+        "*",
+        "!.gitignore",
+        "!ids.json",
+    ]
+
+
+def test_a_hand_written_note_edited_and_renamed_at_once_is_a_new_memory(vault) -> None:  # type: ignore[no-untyped-def]
+    engine, store, _ = vault
+    (store.vault / "Maria.md").write_text("Maria leads payments.\n", encoding="utf-8")
+    old = engine.search("who leads payments", limit=1).hits[0].memory.id
+    (store.vault / "Maria.md").unlink()
+    (store.vault / "Maria L.md").write_text("Maria leads payments and billing.\n", encoding="utf-8")
+    hits = engine.search("who leads payments", limit=5).hits
+    assert [h.memory.id for h in hits] == [note_id("Maria L.md")] and old != note_id("Maria L.md")
 
 
 def test_malformed_notes_are_reported_and_never_rewritten(vault) -> None:  # type: ignore[no-untyped-def]

@@ -27,7 +27,8 @@ in the index. ``supersedes`` names the version a note replaced (for people; the 
 from ``superseded_by``).
 
 A note without frontmatter, or whose frontmatter has no ``id``, is a hand-written note: it gets an id
-derived from its path (the same in every copy of the vault, with no file beside it to lose), the
+derived from its path (the same in every copy of the vault; one that was renamed keeps its id through
+the sidecar of :mod:`.note_ids`), the
 vault's default namespace and owner, and its file's modification time as its dates. Its file is
 never rewritten unless the user changes the memory through mcp-memory.
 """
@@ -157,10 +158,12 @@ def parse_note(
     mtime: dt.datetime,
     namespace: str,
     owner: str,
+    hand_id: str | None = None,
 ) -> Note:
     """The note at ``relative_path`` (posix, inside the vault) whose bytes are ``raw``. ``namespace``
     and ``owner`` are the vault's defaults for notes that do not say; ``mtime`` dates a note that
-    does not. Raises MalformedNote with one sentence saying what is wrong."""
+    does not; ``hand_id`` is the id of the note if it has none (default: derived from its path).
+    Raises MalformedNote with one sentence saying what is wrong."""
     frontmatter, body = split_frontmatter(decode_text(raw))
     front = frontmatter or {}
     hand_written = "id" not in front
@@ -176,7 +179,7 @@ def parse_note(
     if "id" in fields:
         fields["id"] = str(fields["id"])
     else:
-        fields["id"] = note_id(relative_path)
+        fields["id"] = hand_id or note_id(relative_path)
     fields.setdefault("namespace", namespace)
     fields.setdefault("owner", owner)
     fields.setdefault("created_at", fields.get("updated_at", mtime))

@@ -27,7 +27,7 @@ import os
 import shutil
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +50,7 @@ from .layout import (
     note_name,
     write_config,
 )
+from .note_ids import NoteIds, write_gitignore
 from .notes import MalformedNote, Note, content_hash, heading_of, parse_note, render_note, title_of
 from .vault_files import (
     FileTable,
@@ -127,6 +128,7 @@ class MarkdownStore:
         self._index_options = dict(index_options or {})
         self._index = self._new_index()
         self._files = FileTable(self._index.sql)
+        self._ids = NoteIds(self._vault / CACHE_DIR)
         self._config = VaultConfig()
         self._watch: ChangeWatch | None = None
         self._depth = 0
@@ -179,6 +181,7 @@ class MarkdownStore:
         self._index.open(model_id, dimensions)
         with self._index.transaction():
             self._files.create()
+        write_gitignore(self._vault / CACHE_DIR)
         remove_stale_temporaries(self._vault, self._config.folders)
         if self._watch is None:
             skip = tuple(self._config.exclude)
@@ -515,16 +518,25 @@ class MarkdownStore:
                 continue
             mtime = dt.datetime.fromtimestamp(stamp.mtime_ns / 1e9, dt.UTC)
             try:
-                note = parse_note(raw, path, mtime=mtime, namespace=self._namespace, owner=self._owner)
+                note = parse_note(
+                    raw,
+                    path,
+                    mtime=mtime,
+                    namespace=self._namespace,
+                    owner=self._owner,
+                    hand_id=self._ids.id_of(path),
+                )
             except MalformedNote as exc:
                 self._report(path, stamp, str(exc), report)
                 continue
             self._problems.pop(path, None)
             notes[path] = (note, Indexed(path, note.memory.id, stamp, sha, note.heading))
+        moved = self._follow_moves(notes, gone, known)
         self._drop_duplicates(notes, set(gone), report)
         claimed = {note.memory.id for note, _ in notes.values()}
-        if gone or touch:
+        if gone or touch or moved:
             with self._index.transaction():
+                self._ids.record(moved, gone)
                 rows = self._files.by_paths(gone)
                 vanished = [rows[p].memory_id for p in gone if p in rows]
                 still = self._files.by_memory(vanished)  # a memory whose note moved keeps its vectors
@@ -540,6 +552,26 @@ class MarkdownStore:
             self._index_batch(items[start : start + REFRESH_BATCH], embed, report)
             if progress is not None:
                 progress(min(start + REFRESH_BATCH, total), total)
+
+    def _follow_moves(
+        self, notes: dict[str, tuple[Note, Indexed]], gone: Sequence[str], known: Mapping[str, Indexed]
+    ) -> builtins.list[tuple[str, str]]:
+        """A hand-written note renamed or moved (its bytes now under a new path, its old path gone)
+        keeps its id: returns the ``(new path, id)`` pairs for the sidecar."""
+        left = {
+            row.sha256: row
+            for path in gone
+            if (row := known.get(path)) is not None and self._ids.is_hand_written(path, row.memory_id)
+        }
+        moved: builtins.list[tuple[str, str]] = []
+        for path, (note, row) in builtins.list(notes.items()):
+            old = left.pop(row.sha256, None) if note.hand_written else None
+            if old is None or old.memory_id == note.memory.id:
+                continue
+            memory = note.memory.model_copy(update={"id": old.memory_id})
+            notes[path] = (replace(note, memory=memory), replace(row, memory_id=old.memory_id))
+            moved.append((path, old.memory_id))
+        return moved
 
     def _drop_duplicates(
         self, notes: dict[str, tuple[Note, Indexed]], gone: set[str], report: RefreshReport
