@@ -106,6 +106,22 @@ async def test_the_vault_through_a_real_client(tmp_path: Path) -> None:
             "Maria is in charge of the [[Payments]] team. #people\n"
         )
 
+        # a conversation transcript dropped into Threads/ -> each message found, with its speaker;
+        # changing one through MCP is refused in one sentence (the file is the record)
+        (vault / "Threads").mkdir(exist_ok=True)
+        (vault / "Threads" / "standup.yaml").write_text(
+            "messages:\n"
+            "  - {speaker: Alice, content: The payments migration slips to December.}\n"
+            "  - {speaker: Bob, content: Then I will move the load test to January.}\n",
+            encoding="utf-8",
+        )
+        hits = await search(session, "when is the payments migration?")
+        assert hits[0]["content"] == "Alice: The payments migration slips to December."
+        refused = await session.call_tool(
+            "update_memory", {"id": hits[0]["id"], "content": "Alice: November."}
+        )
+        assert "transcripts are read-only" in error_text(refused) and "Traceback" not in error_text(refused)
+
         # delete a file -> gone from search and from get
         subprocess.run(["rm", str(backups)], check=True)
         assert all("backups" not in hit["content"].lower() for hit in await search(session, QUERIES[3]))
@@ -127,13 +143,13 @@ async def test_the_vault_through_a_real_client(tmp_path: Path) -> None:
         assert "deleted" in frontmatter(note_of(vault, theme["id"]))
         before = {q: [hit["id"] for hit in await search(session, q)] for q in QUERIES}
 
-    # the vault holds notes, the settings file and the one hidden cache folder, nothing else
+    # the vault holds notes, the settings file, the transcript and the one hidden folder, nothing else
     others = [
         p.relative_to(vault).as_posix()
         for p in vault.rglob("*")
         if p.is_file() and p.suffix != ".md" and ".mcp-memory" not in p.relative_to(vault).parts
     ]
-    assert others == [".mcp-memory.yaml"]
+    assert sorted(others) == [".mcp-memory.yaml", "Threads/standup.yaml"]
 
     # reindex on a copy of the vault (without its index) reproduces the same search results
     copy = tmp_path / "copy"
@@ -141,8 +157,9 @@ async def test_the_vault_through_a_real_client(tmp_path: Path) -> None:
     rebuilt = mcp_memory("reindex", "--path", str(copy), "--json", env=env)
     assert rebuilt.returncode == 0, rebuilt.stderr
     summary = json.loads(rebuilt.stdout)
-    # the staging note, Andrew's two versions, the deleted theme (archived) and Maria's note
-    assert summary["indexed"] == 5 and summary["skipped"] == 0
+    # the staging note, Andrew's two versions, the deleted theme (archived), Maria's note and the
+    # transcript's two messages
+    assert summary["indexed"] == 7 and summary["skipped"] == 0
     command = [*script_command(), "serve", "--path", str(copy)]
     async with stdio_session(command, env, tmp_path / "copy.err") as session:
         after = {q: [hit["id"] for hit in await search(session, q)] for q in QUERIES}

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from mcp_memory_core import MemoryEngine
-from mcp_memory_core.errors import EditConflictError, MemoryNotFoundError
+from mcp_memory_core.errors import EditConflictError, MemoryNotFoundError, StorageError
 from mcp_memory_core.models import Memory
 from mcp_memory_markdown import MarkdownStore
 from mcp_memory_markdown.notes import note_id, parse_note, render_note, split_frontmatter
@@ -236,6 +236,83 @@ def test_a_hand_written_note_edited_and_renamed_at_once_is_a_new_memory(vault) -
     (store.vault / "Maria L.md").write_text("Maria leads payments and billing.\n", encoding="utf-8")
     hits = engine.search("who leads payments", limit=5).hits
     assert [h.memory.id for h in hits] == [note_id("Maria L.md")] and old != note_id("Maria L.md")
+
+
+TRANSCRIPT = """\
+thread: planning-call
+tags: [planning]
+messages:
+  - speaker: Alice
+    at: 2026-11-20T09:00:00Z
+    content: Shall we move the release to Friday?
+  - speaker: Bob
+    at: 2026-11-20T09:01:00Z
+    content: Friday works, QA signs off on Thursday.
+"""
+
+
+def test_a_transcript_is_a_thread_of_memories(vault) -> None:  # type: ignore[no-untyped-def]
+    engine, store, embedder = vault
+    threads = store.vault / "Threads"
+    threads.mkdir()
+    transcript = threads / "2026-11-20 planning.yaml"
+    transcript.write_text(TRANSCRIPT, encoding="utf-8")
+    hits = engine.search("when does QA sign off", limit=5).hits
+    bob = hits[0].memory
+    assert bob.content == "Bob: Friday works, QA signs off on Thursday."
+    assert bob.thread == "planning-call" and bob.tags == ("planning",) and bob.metadata == {"speaker": "Bob"}
+    assert bob.occurred_at.isoformat() == "2026-11-20T09:01:00+00:00" and bob.namespace == "proj"
+    assert bob.id == note_id("Threads/2026-11-20 planning.yaml#2")
+    assert store.path_of(bob.id) == transcript
+    # a message appended: only it is embedded; the others keep their vectors
+    embedder.texts.clear()
+    with transcript.open("a", encoding="utf-8") as handle:
+        handle.write("  - speaker: Alice\n    content: Then Friday it is, I will tell the customers.\n")
+    assert "Alice: Then Friday it is, I will tell the customers." in found(engine, "tell the customers")
+    assert embedder.texts == ["Alice: Then Friday it is, I will tell the customers."]
+    # read-only through mcp-memory: a change is refused with one sentence, nothing written
+    before = transcript.read_bytes()
+    for change in (
+        lambda: engine.update_memory(bob.id, "Bob: Saturday works"),
+        lambda: engine.pin_memory(bob.id, True),
+        lambda: engine.delete_memory(bob.id),
+    ):
+        with pytest.raises(
+            StorageError, match="transcript Threads/2026-11-20 planning.yaml: transcripts are read-only"
+        ):
+            change()
+    assert transcript.read_bytes() == before and notes(store.vault) == []
+    assert engine.get_memory(bob.id).memory.content == bob.content
+    # a message removed from the file is gone; the file removed takes its messages with it
+    transcript.write_text(TRANSCRIPT.split("  - speaker: Bob")[0], encoding="utf-8")
+    assert engine.count() == 1
+    with pytest.raises(MemoryNotFoundError):
+        engine.get_memory(bob.id)
+    transcript.unlink()
+    assert engine.count() == 0
+
+
+def test_a_bad_transcript_is_reported_and_skipped(vault) -> None:  # type: ignore[no-untyped-def]
+    engine, store, _ = vault
+    threads = store.vault / "Threads"
+    threads.mkdir()
+    (threads / "a.yaml").write_text("messages: [{speaker: Al}]\n", encoding="utf-8")
+    (threads / "b.yml").write_text("title: x\nmesages: []\n", encoding="utf-8")
+    (threads / "c.yaml").write_text("messages: [unclosed\n", encoding="utf-8")
+    (store.vault / "Concepts").mkdir(exist_ok=True)
+    (store.vault / "Concepts" / "settings.yaml").write_text("not: a transcript\n", encoding="utf-8")
+    (threads / "d.yaml").write_text("- just one line of talk\n", encoding="utf-8")
+    engine.refresh()
+    assert [(p.path, p.reason) for p in store.problems()] == [
+        ("Threads/a.yaml", "message 1 has no content"),
+        (
+            "Threads/b.yml",
+            "a thread has no 'mesages' key (it takes: messages, namespace, owner, privacy_scope, tags, thread, title)",
+        ),
+        ("Threads/c.yaml", store.problems()[2].reason),
+    ]
+    assert store.problems()[2].reason.startswith("it is not valid YAML")
+    assert [m.content for m in engine.list_memories(limit=10).memories] == ["just one line of talk"]
 
 
 def test_malformed_notes_are_reported_and_never_rewritten(vault) -> None:  # type: ignore[no-untyped-def]

@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .vault_files import SUFFIXES
+
 log = logging.getLogger(__name__)
 
 EVERYTHING = None
@@ -127,7 +129,7 @@ class ChangeWatch:
                         return EVERYTHING
                 rescan = True  # a folder came or went with whatever it holds
                 continue
-            if path.endswith(".md"):
+            if path.endswith(SUFFIXES):
                 touched.add(path)
         return EVERYTHING if rescan else touched
 

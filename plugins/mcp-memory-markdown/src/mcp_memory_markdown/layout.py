@@ -13,7 +13,8 @@ working      ``Projects/``     the current task's context (short-lived by defaul
 ===========  ================  =====================================================
 
 ``Artifacts/`` is created for the user's own work products (specs, drafts); notes there, and in any
-other folder of the vault, are memories too. What is no longer current — old versions and deleted
+other folder of the vault, are memories too. ``Threads/`` holds conversation transcripts as YAML
+(:mod:`.threads`), each message a memory. What is no longer current — old versions and deleted
 memories — moves to ``Archive/``, its frontmatter saying which (``superseded_by``, ``deleted``).
 Hidden files and folders (``.obsidian/``, ``.git/``, the cache ``.mcp-memory/``) are never read.
 """
@@ -52,11 +53,18 @@ class VaultConfig(BaseModel):
     skills_dir: str = "Skills"
     reflections_dir: str = "Reflections"
     artifacts_dir: str = "Artifacts"
+    threads_dir: str = "Threads"
     archive_dir: str = "Archive"
     exclude: tuple[str, ...] = Field(default=(), description="Folders (relative to the vault) never indexed")
 
     @field_validator(
-        "concepts_dir", "projects_dir", "skills_dir", "reflections_dir", "artifacts_dir", "archive_dir"
+        "concepts_dir",
+        "projects_dir",
+        "skills_dir",
+        "reflections_dir",
+        "artifacts_dir",
+        "threads_dir",
+        "archive_dir",
     )
     @classmethod
     def _folder(cls, value: str) -> str:
@@ -86,6 +94,7 @@ class VaultConfig(BaseModel):
             self.skills_dir,
             self.reflections_dir,
             self.artifacts_dir,
+            self.threads_dir,
             self.archive_dir,
         )
 

@@ -173,9 +173,9 @@ def parse_note(
     fields: dict[str, Any] = {"content": content, "metadata": _metadata(front)}
     for key, field in FIELD_KEYS.items():
         if key in front and front[key] is not None:
-            fields[field] = _date(key, front[key]) if key in _DATES else front[key]
+            fields[field] = date_of(key, front[key]) if key in _DATES else front[key]
     if "tags" in fields:
-        fields["tags"] = _tags(fields["tags"])
+        fields["tags"] = parse_tags(fields["tags"])
     if "id" in fields:
         fields["id"] = str(fields["id"])
     else:
@@ -267,7 +267,7 @@ def _json_value(value: Any) -> Any:
     return value
 
 
-def _date(key: str, value: Any) -> Any:
+def date_of(key: str, value: Any) -> Any:
     """A frontmatter date as an aware datetime: a YAML timestamp, ISO text, or a bare date (midnight
     UTC); a time without an offset is taken as UTC."""
     if isinstance(value, str):
@@ -282,7 +282,7 @@ def _date(key: str, value: Any) -> Any:
     raise MalformedNote(f"its {key!r} property is not a date: {value!r}")
 
 
-def _tags(value: Any) -> tuple[str, ...]:
+def parse_tags(value: Any) -> tuple[str, ...]:
     """Obsidian's forms: a list, or one text of tags separated by commas or spaces; a leading '#' dropped."""
     items = re.split(r"[,\s]+", value) if isinstance(value, str) else value
     if not isinstance(items, list | tuple):

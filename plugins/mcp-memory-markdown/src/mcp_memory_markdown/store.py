@@ -52,6 +52,7 @@ from .layout import (
 )
 from .note_ids import NoteIds, write_gitignore
 from .notes import MalformedNote, Note, content_hash, heading_of, parse_note, render_note, title_of
+from .threads import file_of, is_message, is_thread_file, parse_thread
 from .vault_files import (
     FileTable,
     Indexed,
@@ -305,7 +306,7 @@ class MarkdownStore:
     def path_of(self, memory_id: str) -> Path | None:
         """The note that holds a memory, if the index knows one."""
         row = self._files.by_memory([memory_id]).get(memory_id)
-        return self._vault / row.path if row is not None else None
+        return self._vault / file_of(row.path) if row is not None else None
 
     # -- the files of a transaction -----------------------------------------------------------------
     def _flush(self) -> None:
@@ -314,6 +315,12 @@ class MarkdownStore:
             return
         pending = dict(self._pending)
         rows = self._files.by_memory(pending)
+        transcripts = sorted({file_of(row.path) for row in rows.values() if is_message(row.path)})
+        if transcripts:
+            raise StorageError(
+                f"That memory is a message of the conversation transcript {transcripts[0]}: transcripts "
+                "are read-only through mcp-memory, so nothing was written. Edit the file to change it."
+            )
         successors = self._successors(pending)
         ops: builtins.list[_Op] = []
         planned: set[str] = set()
@@ -469,28 +476,40 @@ class MarkdownStore:
         """The notes to read (new or with another stamp than the index's), the paths that are gone,
         and the index's rows for both."""
         if touched is None:
-            on_disk = {path: stamp for path, stamp in scan(self._vault, self._config.exclude).items()}
+            on_disk = {
+                path: stamp
+                for path, stamp in scan(self._vault, self._config.exclude).items()
+                if self._is_memory_file(path)
+            }
             known = self._files.all()
-            gone = [path for path in known if path not in on_disk]
         else:
             if not touched:
                 return {}, [], {}
-            known = self._files.by_paths(touched)
+            known = self._files.by_files(touched)
             on_disk = {}
             for path in touched:
                 stamp = stamp_of(self._vault / path)
-                if stamp is not None and is_note(path) and not self._config.excluded(path):
+                if stamp is not None and self._is_memory_file(path) and not self._config.excluded(path):
                     on_disk[path] = stamp
-            gone = [path for path in known if path not in on_disk]
+        gone = [path for path in known if file_of(path) not in on_disk]
         for path in [p for p in self._problems if p not in on_disk and (touched is None or p in touched)]:
             del self._problems[path]
+        stamps: dict[str, set[Stamp]] = {}
+        for path, row in known.items():
+            stamps.setdefault(file_of(path), set()).add(row.stamp)
         candidates = {
             path: stamp
             for path, stamp in on_disk.items()
-            if (path not in known or known[path].stamp != stamp)
-            and self._problems.get(path, (None,))[0] != stamp
+            if stamps.get(path) != {stamp} and self._problems.get(path, (None,))[0] != stamp
         }
         return candidates, gone, known
+
+    def _is_memory_file(self, path: str) -> bool:
+        """A note, or a conversation transcript in the threads folder."""
+        return is_note(path) or (
+            is_thread_file(path, self._config.threads_dir)
+            and not any(part.startswith(".") for part in path.split("/"))
+        )
 
     def _catch_up(
         self,
@@ -503,6 +522,7 @@ class MarkdownStore:
     ) -> None:
         notes: dict[str, tuple[Note, Indexed]] = {}
         touch: list[Indexed] = []
+        gone = builtins.list(gone)
         for path, stamp in sorted(candidates.items()):
             try:
                 raw = (self._vault / path).read_bytes()
@@ -510,6 +530,9 @@ class MarkdownStore:
                 continue
             except OSError as exc:
                 self._report(path, stamp, f"it cannot be read ({exc.strerror or exc})", report)
+                continue
+            if is_thread_file(path, self._config.threads_dir):
+                gone.extend(self._read_transcript(path, stamp, raw, known, notes, touch, report))
                 continue
             sha = content_hash(raw)
             row = known.get(path)
@@ -553,6 +576,35 @@ class MarkdownStore:
             if progress is not None:
                 progress(min(start + REFRESH_BATCH, total), total)
 
+    def _read_transcript(
+        self,
+        path: str,
+        stamp: Stamp,
+        raw: bytes,
+        known: Mapping[str, Indexed],
+        notes: dict[str, tuple[Note, Indexed]],
+        touch: builtins.list[Indexed],
+        report: RefreshReport,
+    ) -> builtins.list[str]:
+        """Read a conversation transcript's messages into ``notes`` (or ``touch`` when a message is
+        as indexed); returns the index paths of messages the file no longer has."""
+        mtime = dt.datetime.fromtimestamp(stamp.mtime_ns / 1e9, dt.UTC)
+        try:
+            messages = parse_thread(raw, path, mtime=mtime, namespace=self._namespace, owner=self._owner)
+        except MalformedNote as exc:
+            self._report(path, stamp, str(exc), report)
+            return []
+        self._problems.pop(path, None)
+        produced = set()
+        for message_path, note, digest in messages:
+            produced.add(message_path)
+            row = known.get(message_path)
+            if row is not None and row.sha256 == digest and row.memory_id == note.memory.id:
+                touch.append(Indexed(message_path, row.memory_id, stamp, digest, ""))
+                continue
+            notes[message_path] = (note, Indexed(message_path, note.memory.id, stamp, digest, ""))
+        return [p for p in known if file_of(p) == path and p not in produced]
+
     def _follow_moves(
         self, notes: dict[str, tuple[Note, Indexed]], gone: Sequence[str], known: Mapping[str, Indexed]
     ) -> builtins.list[tuple[str, str]]:
@@ -561,11 +613,13 @@ class MarkdownStore:
         left = {
             row.sha256: row
             for path in gone
-            if (row := known.get(path)) is not None and self._ids.is_hand_written(path, row.memory_id)
+            if (row := known.get(path)) is not None
+            and not is_message(path)
+            and self._ids.is_hand_written(path, row.memory_id)
         }
         moved: builtins.list[tuple[str, str]] = []
         for path, (note, row) in builtins.list(notes.items()):
-            old = left.pop(row.sha256, None) if note.hand_written else None
+            old = left.pop(row.sha256, None) if note.hand_written and not is_message(path) else None
             if old is None or old.memory_id == note.memory.id:
                 continue
             memory = note.memory.model_copy(update={"id": old.memory_id})
@@ -591,7 +645,7 @@ class MarkdownStore:
                 and owner.path not in gone
                 and owner.path not in paths
                 and read_now.get(owner.path, memory_id) == memory_id  # re-read with another id: freed
-                and (self._vault / owner.path).exists()
+                and (self._vault / file_of(owner.path)).exists()
             ):
                 keep = None  # the note the index knows keeps its id
             else:
@@ -652,7 +706,7 @@ class MarkdownStore:
                 for i, (_, row) in enumerate(items)
                 if row.path not in current or current[row.path].stamp != row.stamp
             ]
-            keep = [i for i in keep if stamp_of(self._vault / items[i][1].path) == items[i][1].stamp]
+            keep = [i for i in keep if stamp_of(self._vault / file_of(items[i][1].path)) == items[i][1].stamp]
             chosen = [memories[i] for i in keep]
             if not chosen:
                 return

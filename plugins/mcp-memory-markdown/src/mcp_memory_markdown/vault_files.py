@@ -64,8 +64,12 @@ def is_note(relative_path: str) -> bool:
     return relative_path.endswith(".md") and not any(part.startswith(".") for part in parts)
 
 
+SUFFIXES = (".md", ".yaml", ".yml")  # notes, and conversation transcripts (in the threads folder)
+
+
 def scan(vault: Path, skip: Iterable[str] = ()) -> dict[str, Stamp]:
-    """Every note of the vault with its stamp (hidden folders and ``skip`` folders are not entered)."""
+    """Every note and YAML file of the vault with its stamp (hidden folders and ``skip`` folders are
+    not entered)."""
     skipped = set(skip)
     found: dict[str, Stamp] = {}
     stack = [""]
@@ -84,7 +88,7 @@ def scan(vault: Path, skip: Iterable[str] = ()) -> dict[str, Stamp]:
                     if entry.is_dir(follow_symlinks=False):
                         if child not in skipped:
                             stack.append(child)
-                    elif entry.name.endswith(".md") and entry.is_file():
+                    elif entry.name.endswith(SUFFIXES) and entry.is_file():
                         st = entry.stat()
                         found[child] = Stamp(st.st_mtime_ns, st.st_size)
                 except OSError:
@@ -184,6 +188,21 @@ class FileTable:
                 for row in conn.execute(
                     f"SELECT path, memory_id, mtime_ns, size, sha256, heading FROM vault_files WHERE path IN ({marks})",
                     chunk,
+                ):
+                    out[row[0]] = Indexed(row[0], row[1], Stamp(row[2], row[3]), row[4], row[5])
+        return out
+
+    def by_files(self, files: Iterable[str]) -> dict[str, Indexed]:
+        """The rows read from ``files``: a note's own row, a transcript's one row per message
+        (``file#1``, ``file#2`` …; '#' sorts just before '$')."""
+        wanted = list(dict.fromkeys(files))
+        out: dict[str, Indexed] = {}
+        with self._sql() as conn:
+            for path in wanted:
+                for row in conn.execute(
+                    "SELECT path, memory_id, mtime_ns, size, sha256, heading FROM vault_files "
+                    "WHERE path = ? OR (path > ? AND path < ?)",
+                    (path, path + "#", path + "$"),
                 ):
                     out[row[0]] = Indexed(row[0], row[1], Stamp(row[2], row[3]), row[4], row[5])
         return out
