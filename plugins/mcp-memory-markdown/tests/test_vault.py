@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -278,7 +279,8 @@ def test_a_transcript_is_a_thread_of_memories(vault) -> None:  # type: ignore[no
         lambda: engine.delete_memory(bob.id),
     ):
         with pytest.raises(
-            StorageError, match="transcript Threads/2026-11-20 planning.yaml: transcripts are read-only"
+            StorageError,
+            match=re.escape("transcript Threads/2026-11-20 planning.yaml: transcripts are read-only"),
         ):
             change()
     assert transcript.read_bytes() == before and notes(store.vault) == []
