@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ import yaml
 from mcp_memory_core import MemoryEngine
 from mcp_memory_core.errors import EditConflictError, MemoryNotFoundError, StorageError
 from mcp_memory_core.models import Memory
+from mcp_memory_core.scope import Scope
 from mcp_memory_markdown import MarkdownStore
 from mcp_memory_markdown.notes import note_id, parse_note, render_note, split_frontmatter
 from mcp_memory_testing import HashEmbedder, SimilarityRanker
@@ -447,5 +449,78 @@ def test_yaml_on_disk_is_plain(tmp_path: Path) -> None:
         data = yaml.safe_load(block)
         assert data["due"] == "2024-05-01"  # a string stays a string
         assert "T" in block.split("created: ")[1].split("\n")[0]  # ISO 8601 with a T
+    finally:
+        engine.close()
+
+
+def test_another_user_cannot_read_or_change_a_note_through_the_vault(tmp_path: Path) -> None:
+    """The engine's Scope holds on the vault as on any store: Bob, on the same vault (an HTTP
+    server with tokens), neither reads nor changes Alice's private notes, hand-written notes she
+    owns, or her transcripts; her note's file is untouched by his attempts."""
+    engine, store, _ = make_engine(tmp_path / "vault")
+    alice = Scope.for_user("alice", project="proj")
+    bob = Scope.for_user("bob", project="proj")
+    try:
+        secret = engine.store_memory("Alice's salary is 120k", scope=alice).memory
+        path = store.path_of(secret.id)
+        assert path is not None and front(path)["owner"] == "alice"
+        (store.vault / "Concepts" / "Alice diary.md").write_text(
+            "---\nowner: alice\n---\nAlice is interviewing at another company.\n", encoding="utf-8"
+        )
+        (store.vault / "Threads").mkdir()
+        (store.vault / "Threads" / "1on1.yaml").write_text(
+            "owner: alice\nmessages:\n  - {speaker: Alice, content: My salary review is next week.}\n",
+            encoding="utf-8",
+        )
+        assert len(engine.search("salary interviewing", limit=10, scope=alice).hits) == 3
+        assert engine.search("salary interviewing", limit=10, scope=bob).hits == []
+        assert engine.list_memories(limit=10, scope=bob).memories == []
+        before = path.read_bytes()
+        for memory_id in [secret.id, note_id("Concepts/Alice diary.md"), note_id("Threads/1on1.yaml#1")]:
+            with pytest.raises(MemoryNotFoundError):
+                engine.get_memory(memory_id, scope=bob)
+            with pytest.raises(MemoryNotFoundError):
+                engine.update_memory(memory_id, "Bob was here", scope=bob)
+            with pytest.raises(MemoryNotFoundError):
+                engine.delete_memory(memory_id, hard=True, scope=bob)
+        assert path.read_bytes() == before and len(notes(store.vault)) == 2
+    finally:
+        engine.close()
+
+
+def test_an_expired_memory_is_a_tombstone_in_the_archive_and_a_pinned_one_stays(tmp_path: Path) -> None:
+    """TTL on the vault: a working memory past its 48 h moves to Archive/ marked ``deleted`` (the
+    moment it expired); a pinned one never expires; a hand-written note is semantic: never."""
+    now = [datetime(2026, 11, 1, tzinfo=UTC)]
+    store = MarkdownStore(tmp_path / "vault", namespace="proj", owner="local")
+    engine = MemoryEngine(
+        store,
+        HashEmbedder(64),
+        SimilarityRanker(),
+        namespace="proj",
+        track_access=False,
+        clock=lambda: now[0],
+    )
+    engine.open()
+    try:
+        task = engine.store_memory("Current task: fix the login bug", type="working").memory
+        kept = engine.store_memory("Current task: write the release notes", type="working").memory
+        engine.pin_memory(kept.id)
+        (store.vault / "Reading list.md").write_text("Read the SRE book.\n", encoding="utf-8")
+        assert store.path_of(task.id).parent.name == "Projects"  # type: ignore[union-attr]
+        now[0] += timedelta(hours=49)
+        assert engine.sweep() == 1
+        archived = store.path_of(task.id)
+        assert archived is not None and archived.parent.name == "Archive"
+        assert front(archived)["deleted"] == datetime(2026, 11, 3, tzinfo=UTC) + (
+            task.created_at - datetime(2026, 11, 1, tzinfo=UTC)
+        )
+        assert engine.get_memory(task.id).status == "expired"
+        assert store.path_of(kept.id).parent.name == "Projects"  # type: ignore[union-attr]
+        assert (store.vault / "Reading list.md").read_text(encoding="utf-8") == "Read the SRE book.\n"
+        assert sorted(m.content for m in engine.list_memories(limit=10).memories) == [
+            "Current task: write the release notes",
+            "Read the SRE book.",
+        ]
     finally:
         engine.close()
