@@ -524,3 +524,21 @@ def test_an_expired_memory_is_a_tombstone_in_the_archive_and_a_pinned_one_stays(
         ]
     finally:
         engine.close()
+
+
+def test_a_changed_settings_file_applies_without_a_restart(vault) -> None:  # type: ignore[no-untyped-def]
+    engine, store, embedder = vault
+    (store.vault / "Daily").mkdir()
+    (store.vault / "Daily" / "2026-11-24.md").write_text(
+        "Standup notes: the cat is sick.\n", encoding="utf-8"
+    )
+    (store.vault / "Maria.md").write_text("Maria leads payments.\n", encoding="utf-8")
+    engine.store_memory("Tea is better than coffee")
+    assert engine.count() == 3
+    embedder.texts.clear()
+    (store.vault / ".mcp-memory.yaml").write_text("namespace: other\nexclude: [Daily]\n", encoding="utf-8")
+    assert engine.count() == 1  # the Daily note is excluded; Maria's note moved to namespace 'other'
+    assert engine.count(namespace="other") == 1
+    assert embedder.texts == []  # nothing embedded again: the texts did not change
+    (store.vault / ".mcp-memory.yaml").write_text("exclude: [\n", encoding="utf-8")  # broken: kept as before
+    assert engine.count() == 1 and engine.count(namespace="other") == 1

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from mcp_memory_core.errors import EditConflictError, StorageError
+from mcp_memory_core.errors import EditConflictError, PluginError, StorageError
 from mcp_memory_core.models import Memory, MemoryFilter
 from mcp_memory_core.passages import split_passages
 from mcp_memory_core.protocols import StoreCapabilities, Vector
@@ -131,6 +131,8 @@ class MarkdownStore:
         self._files = FileTable(self._index.sql)
         self._ids = NoteIds(self._vault / CACHE_DIR)
         self._config = VaultConfig()
+        self._config_stamp: Stamp | None = None
+        self._reread = False  # the settings changed: read every file again at the next refresh
         self._watch: ChangeWatch | None = None
         self._depth = 0
         self._pending: dict[str, Memory | None] = {}
@@ -178,6 +180,7 @@ class MarkdownStore:
                     f"There is no vault at {self._vault}: create it with `mcp-memory init --path {self._vault}`."
                 )
             self._vault.mkdir(parents=True, exist_ok=True)
+        self._config_stamp = stamp_of(self._vault / CONFIG_NAME)
         self._config = load_config(self._vault)
         self._index.open(model_id, dimensions)
         with self._index.transaction():
@@ -461,14 +464,41 @@ class MarkdownStore:
         with self._refresh_lock:
             if self._watch is None:
                 raise RuntimeError(f"{self!r} is not open: call open(model_id, dimensions) first.")
+            self._reload_config()
             touched = self._watch.changes()
+            if self._reread:
+                touched = None  # everything, each file read again (its namespace may have changed)
             candidates, gone, known = self._changed(touched)
-            if not candidates and not gone:
-                return report
-            self._catch_up(candidates, gone, known, embed, progress, report)
+            if candidates or gone:
+                self._catch_up(candidates, gone, known, embed, progress, report)
+            self._reread = False
         for problem in report.problems:
             log.warning("Skipped a note of the vault: %s", problem)
         return report
+
+    def _reload_config(self) -> None:
+        """Read ``.mcp-memory.yaml`` again when it changed (one stat a call): new folder names and
+        excludes apply at once; every file is read again (vectors are kept where the text is the
+        same). A settings file that no longer validates is logged and the previous settings stay."""
+        stamp = stamp_of(self._vault / CONFIG_NAME)
+        if stamp == self._config_stamp:
+            return
+        self._config_stamp = stamp
+        try:
+            config = load_config(self._vault)
+        except PluginError as exc:
+            log.warning("%s The vault keeps the settings it read before.", exc)
+            return
+        if config == self._config:
+            return
+        log.info("The vault's settings changed (%s): reading every note again.", CONFIG_NAME)
+        if config.namespace and config.namespace != self._config.namespace:
+            self._namespace = config.namespace
+        self._config = config
+        if self._watch is not None:
+            self._watch.close()
+        self._watch = ChangeWatch(self._vault, tuple(config.exclude), use_inotify=self._use_watch)
+        self._reread = True
 
     def _changed(
         self, touched: set[str] | None
@@ -500,7 +530,7 @@ class MarkdownStore:
         candidates = {
             path: stamp
             for path, stamp in on_disk.items()
-            if stamps.get(path) != {stamp} and self._problems.get(path, (None,))[0] != stamp
+            if self._reread or (stamps.get(path) != {stamp} and self._problems.get(path, (None,))[0] != stamp)
         }
         return candidates, gone, known
 
@@ -536,7 +566,7 @@ class MarkdownStore:
                 continue
             sha = content_hash(raw)
             row = known.get(path)
-            if row is not None and row.sha256 == sha:
+            if row is not None and row.sha256 == sha and not self._reread:
                 touch.append(Indexed(path, row.memory_id, stamp, sha, row.heading))
                 continue
             mtime = dt.datetime.fromtimestamp(stamp.mtime_ns / 1e9, dt.UTC)
@@ -704,7 +734,7 @@ class MarkdownStore:
             keep = [
                 i
                 for i, (_, row) in enumerate(items)
-                if row.path not in current or current[row.path].stamp != row.stamp
+                if self._reread or row.path not in current or current[row.path].stamp != row.stamp
             ]
             keep = [i for i in keep if stamp_of(self._vault / file_of(items[i][1].path)) == items[i][1].stamp]
             chosen = [memories[i] for i in keep]
