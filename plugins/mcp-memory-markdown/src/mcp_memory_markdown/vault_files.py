@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -172,55 +172,39 @@ class FileTable:
                     conn.execute(statement)
 
     def all(self) -> dict[str, Indexed]:
-        with self._sql() as conn:
-            rows = conn.execute(
-                "SELECT path, memory_id, mtime_ns, size, sha256, heading FROM vault_files"
-            ).fetchall()
-        return {row[0]: Indexed(row[0], row[1], Stamp(row[2], row[3]), row[4], row[5]) for row in rows}
+        return {row.path: row for row in self._select("", ())}
 
     def by_paths(self, paths: Iterable[str]) -> dict[str, Indexed]:
-        wanted = list(dict.fromkeys(paths))
-        out: dict[str, Indexed] = {}
-        with self._sql() as conn:
-            for start in range(0, len(wanted), 500):
-                chunk = wanted[start : start + 500]
-                marks = ",".join("?" * len(chunk))
-                for row in conn.execute(
-                    f"SELECT path, memory_id, mtime_ns, size, sha256, heading FROM vault_files WHERE path IN ({marks})",
-                    chunk,
-                ):
-                    out[row[0]] = Indexed(row[0], row[1], Stamp(row[2], row[3]), row[4], row[5])
-        return out
+        return {row.path: row for row in self._select_in("path", paths)}
 
     def by_files(self, files: Iterable[str]) -> dict[str, Indexed]:
         """The rows read from ``files``: a note's own row, a transcript's one row per message
         (``file#1``, ``file#2`` …; '#' sorts just before '$')."""
-        wanted = list(dict.fromkeys(files))
-        out: dict[str, Indexed] = {}
-        with self._sql() as conn:
-            for path in wanted:
-                for row in conn.execute(
-                    "SELECT path, memory_id, mtime_ns, size, sha256, heading FROM vault_files "
-                    "WHERE path = ? OR (path > ? AND path < ?)",
-                    (path, path + "#", path + "$"),
-                ):
-                    out[row[0]] = Indexed(row[0], row[1], Stamp(row[2], row[3]), row[4], row[5])
-        return out
+        return {
+            row.path: row
+            for path in dict.fromkeys(files)
+            for row in self._select(
+                "WHERE path = ? OR (path > ? AND path < ?)", (path, path + "#", path + "$")
+            )
+        }
 
     def by_memory(self, memory_ids: Iterable[str]) -> dict[str, Indexed]:
-        wanted = list(dict.fromkeys(memory_ids))
-        out: dict[str, Indexed] = {}
+        return {row.memory_id: row for row in self._select_in("memory_id", memory_ids)}
+
+    def _select_in(self, column: str, values: Iterable[str]) -> list[Indexed]:
+        wanted = list(dict.fromkeys(values))
+        rows: list[Indexed] = []
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            rows += self._select(f"WHERE {column} IN ({','.join('?' * len(chunk))})", chunk)
+        return rows
+
+    def _select(self, where: str, params: Sequence[Any]) -> list[Indexed]:
         with self._sql() as conn:
-            for start in range(0, len(wanted), 500):
-                chunk = wanted[start : start + 500]
-                marks = ",".join("?" * len(chunk))
-                for row in conn.execute(
-                    "SELECT path, memory_id, mtime_ns, size, sha256, heading FROM vault_files "
-                    f"WHERE memory_id IN ({marks})",
-                    chunk,
-                ):
-                    out[row[1]] = Indexed(row[0], row[1], Stamp(row[2], row[3]), row[4], row[5])
-        return out
+            found = conn.execute(
+                f"SELECT path, memory_id, mtime_ns, size, sha256, heading FROM vault_files {where}", params
+            ).fetchall()
+        return [Indexed(row[0], row[1], Stamp(row[2], row[3]), row[4], row[5]) for row in found]
 
     def put(self, rows: Iterable[Indexed]) -> None:
         """Upsert rows (inside the index's transaction)."""
