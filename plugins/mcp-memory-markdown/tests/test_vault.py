@@ -325,3 +325,13 @@ def test_yaml_on_disk_is_plain(tmp_path: Path) -> None:
         assert "T" in block.split("created: ")[1].split("\n")[0]  # ISO 8601 with a T
     finally:
         engine.close()
+
+
+def test_diagnose_reads_the_index_and_names_the_vault(tmp_path: Path) -> None:
+    engine, store, embedder = make_engine(tmp_path / "vault", watch=False)
+    engine.store_memory("The vault keeps this as a note")
+    engine.close()
+    found = MarkdownStore(tmp_path / "vault", namespace="proj", owner="local", watch=False).diagnose()
+    assert found.exists and found.problems == ()
+    assert found.path == str(store.index_path) and found.details["vault"] == str(tmp_path / "vault")
+    assert found.model_id == embedder.model_id
