@@ -94,6 +94,14 @@ def test_people_get_a_table_and_doctor_creates_nothing(sqlite_env: dict[str, str
     assert not Path(sqlite_env["MCP_MEMORY_DB_PATH"]).exists()  # "does not exist yet": still not
 
 
+def test_no_password_is_shown() -> None:
+    url = "postgresql://mcp:hunter2@db.internal/memory"
+    assert doctor._shown("MCP_MEMORY_DATABASE_URL", url) == "postgresql://mcp:***@db.internal/memory"
+    assert doctor._shown("MCP_MEMORY_DATABASE_URL", "host=db password=hunter2") == "host=db password=***"
+    assert doctor._shown("MCP_MEMORY_API_KEY", "abc") == "(set, hidden)"
+    assert doctor._shown("MCP_MEMORY_TOKENS_PATH", "/x/tokens.db") == "/x/tokens.db"
+
+
 def test_a_misspelt_variable_is_a_warning_naming_the_right_one(
     sqlite_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -118,7 +126,9 @@ def test_a_data_path_under_a_regular_file_fails_storage(
     assert "Set MCP_MEMORY_DB_PATH to a path inside a folder" in found["storage"]["fix"]
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads and writes whatever the permission bits say")
+@pytest.mark.skipif(
+    getattr(os, "geteuid", lambda: -1)() == 0, reason="root reads and writes whatever the permission bits say"
+)
 def test_an_unwritable_data_folder_fails_storage(
     sqlite_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -17,6 +17,7 @@ import logging
 import math
 import os
 import platform
+import re
 import shutil
 import sqlite3
 import sys
@@ -260,15 +261,36 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
+_URL_PASSWORD = re.compile(r"(://[^:/@\s]+:)[^@\s]+@")
+_KEYWORD_PASSWORD = re.compile(r"(password\s*=\s*)\S+", re.IGNORECASE)
+_SECRET_NAME = re.compile(r"PASSWORD|SECRET|TOKEN(?!S_PATH)|KEY", re.IGNORECASE)
+
+
+def _shown(variable: str, value: Any) -> Any:
+    """A setting's value as the report shows it: never a password (a database URL's, a key's)."""
+    value = _plain(value)
+    if not isinstance(value, str) or not value:
+        return value
+    if _SECRET_NAME.search(variable):
+        return "(set, hidden)"
+    return _KEYWORD_PASSWORD.sub(r"\1***", _URL_PASSWORD.sub(r"\1***@", value))
+
+
+# Set by the CLI itself, not by users (doctor sets it off: it must never create a database).
+INTERNAL_SETTINGS = frozenset({"create_database"})
+
+
 def _describe(model: Any, instance: Any, environ: Mapping[str, str], owner: str) -> list[dict[str, Any]]:
     upper = {k.upper() for k in environ}
     rows = []
     for variable, name in _env_names(model).items():
+        if name in INTERNAL_SETTINGS:
+            continue
         rows.append(
             {
                 "name": name,
                 "variable": variable,
-                "value": _plain(getattr(instance, name)),
+                "value": _shown(variable, getattr(instance, name)),
                 "source": "environment" if variable in upper else "default",
                 "of": owner,
             }
@@ -320,9 +342,11 @@ def check_settings(ctx: Context) -> Check:
     rows = _describe(Settings, settings, ctx.environ, "core")
     known = set(_env_names(Settings)) | OTHER_VARIABLES
     plugin_rows: list[dict[str, Any]] = []
+    complete = False  # every installed plugin's variables are known: only then is a name unknown
     with contextlib.suppress(Exception):  # the plugins check reports plugins that cannot load
         plugin_rows, plugin_known = _backend_settings(ctx, settings)
         known |= plugin_known
+        complete = True
     rows += plugin_rows
     given = [row["variable"] for row in rows if row["source"] == "environment"]
     core = (
@@ -337,7 +361,7 @@ def check_settings(ctx: Context) -> Check:
         for key in ctx.environ
         if key.upper().startswith(PREFIX) and key.upper() not in known and ctx.environ[key] != ""
     )
-    if unknown and ctx.error("plugins") is None:
+    if unknown and complete:
         hints = []
         for key in unknown:
             close = difflib.get_close_matches(key.upper(), sorted(known), n=1, cutoff=0.8)
