@@ -141,7 +141,7 @@ class Context:
             settings = self.settings()
             return built("store", self.plugins().store(settings.store), settings)
 
-        return self._need("store", build, "the store could not be built (see the plugins check)")
+        return self._need("store", build, "the store could not be built (see the database check)")
 
     def diagnosis(self) -> StoreDiagnosis | None:
         """The store's own ``diagnose()``, or None when it offers none."""
@@ -327,6 +327,13 @@ def _backend_settings(ctx: Context, settings: Settings) -> tuple[list[dict[str, 
     return rows, known
 
 
+def _location(ctx: Context, settings: Settings) -> str:
+    """Where the selected store keeps its data (its database file, vault or redacted URL)."""
+    with contextlib.suppress(Exception):  # a store that cannot be built: the database check says why
+        return str(ctx.store().location)
+    return str(settings.db_path)
+
+
 def check_settings(ctx: Context) -> Check:
     from mcp_memory_core.settings import Settings
 
@@ -352,7 +359,7 @@ def check_settings(ctx: Context) -> Check:
     core = (
         f"store {settings.store}, embedder {settings.embedder}, ranker {settings.ranker}"
         + (f", rerankers {', '.join(settings.rerankers)}" if settings.rerankers else "")
-        + f", database {settings.db_path}"
+        + f", data at {_location(ctx, settings)}"
     )
     source = f"set in the environment: {', '.join(given)}" if given else "all defaults"
     details = {"settings": rows, "sources": "defaults and MCP_MEMORY_* environment variables (no file)"}
