@@ -542,3 +542,13 @@ def test_a_changed_settings_file_applies_without_a_restart(vault) -> None:  # ty
     assert embedder.texts == []  # nothing embedded again: the texts did not change
     (store.vault / ".mcp-memory.yaml").write_text("exclude: [\n", encoding="utf-8")  # broken: kept as before
     assert engine.count() == 1 and engine.count(namespace="other") == 1
+
+
+def test_diagnose_reads_the_index_and_names_the_vault(tmp_path: Path) -> None:
+    engine, store, embedder = make_engine(tmp_path / "vault", watch=False)
+    engine.store_memory("The vault keeps this as a note")
+    engine.close()
+    found = MarkdownStore(tmp_path / "vault", namespace="proj", owner="local", watch=False).diagnose()
+    assert found.exists and found.problems == ()
+    assert found.path == str(store.index_path) and found.details["vault"] == str(tmp_path / "vault")
+    assert found.model_id == embedder.model_id

@@ -33,7 +33,7 @@ from .models import (
     utcnow,
 )
 from .plugins import BackendInfo, PluginManager
-from .protocols import Embedder, Ranker, Reranker, Store, StoreCapabilities, Vector
+from .protocols import Embedder, Ranker, Reranker, Store, StoreCapabilities, StoreDiagnosis, Vector
 from .scope import Scope
 from .settings import Settings
 from .specs import EmbedderSpec, RankerSpec, RerankerSpec, StoreSpec, TokenTableSpec
@@ -72,6 +72,7 @@ __all__ = [
     "StorageError",
     "Store",
     "StoreCapabilities",
+    "StoreDiagnosis",
     "StoreSpec",
     "TokenTableSpec",
     "UnknownBackendError",

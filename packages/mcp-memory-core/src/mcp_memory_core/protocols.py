@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
@@ -73,6 +73,27 @@ def text_list(texts: Sequence[str]) -> list[str]:
 
 
 @dataclass(frozen=True)
+class StoreDiagnosis:
+    """What a store's optional ``diagnose()`` found (``mcp-memory doctor`` shows it): read without
+    changing anything, on a store that is not open.
+
+    ``problems`` are damage, one sentence each (empty: intact); ``schema_version`` is the data's and
+    ``supported_schema_version`` the newest this code reads (a newer one: the code needs upgrading);
+    ``model_id`` and ``dimensions`` the embedding model the stored vectors are from (None: none yet).
+    ``path`` is the local file holding the data, if there is one (doctor checks its access and free
+    space); ``details`` anything else worth showing (sizes, counts, the driver in use)."""
+
+    exists: bool
+    path: str | None = None
+    problems: tuple[str, ...] = ()
+    schema_version: int | None = None
+    supported_schema_version: int | None = None
+    model_id: str | None = None
+    dimensions: int | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class StoreCapabilities:
     """Optional features a store may offer. The conformance suite switches test groups on these."""
 
@@ -106,7 +127,11 @@ class Store(Protocol):
       its index up to date, embedding changed texts with ``embed(texts) -> (vectors, owners)``
       (the rows and owners ``insert`` takes: the engine's embedder and passage split);
       ``progress(done, total)`` is called as it goes. It must cost next to nothing when nothing
-      changed. Its return value is a report for the caller (``mcp-memory reindex`` prints it)."""
+      changed. Its return value is a report for the caller (``mcp-memory reindex`` prints it);
+    - ``diagnose() -> StoreDiagnosis``, called on a store that is NOT open (``mcp-memory doctor``):
+      check the data where it lives without creating, migrating or writing anything (SQLite: a
+      read-only connection and ``PRAGMA quick_check``), and say which schema version and embedding
+      model it holds. Damage goes into ``problems``, not an exception."""
 
     @property
     def capabilities(self) -> StoreCapabilities: ...

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import dataclasses
 import datetime as dt
 import logging
 import os
@@ -36,7 +37,7 @@ import numpy as np
 from mcp_memory_core.errors import EditConflictError, PluginError, StorageError
 from mcp_memory_core.models import Memory, MemoryFilter
 from mcp_memory_core.passages import split_passages
-from mcp_memory_core.protocols import StoreCapabilities, Vector
+from mcp_memory_core.protocols import StoreCapabilities, StoreDiagnosis, Vector
 from mcp_memory_sqlite_vec import SqliteVecStore
 
 from .changes import ChangeWatch
@@ -228,6 +229,12 @@ class MarkdownStore:
         warm = getattr(self._index, "warm", None)
         if callable(warm):
             warm()
+
+    def diagnose(self) -> StoreDiagnosis:
+        """The index's diagnosis (``mcp-memory doctor``): the notes are the truth, the index is what
+        can be damaged or bound to another model (``mcp-memory reindex`` rebuilds it)."""
+        found = self._index.diagnose()
+        return dataclasses.replace(found, details={"vault": str(self._vault), **found.details})
 
     # -- writes ----------------------------------------------------------------------------------
     @contextlib.contextmanager

@@ -96,7 +96,7 @@ from mcp_memory_core.errors import MemoryNotFoundError, ModelMismatchError, Stor
 from mcp_memory_core.filter_terms import matches_nothing
 from mcp_memory_core.migrations import SchemaTooNewError
 from mcp_memory_core.models import Memory, MemoryFilter, MemoryType
-from mcp_memory_core.protocols import StoreCapabilities, Vector
+from mcp_memory_core.protocols import StoreCapabilities, StoreDiagnosis, Vector
 from mcp_memory_core.row_codec import COLUMNS, JsonTextRowCodec, to_micros
 from mcp_memory_core.store_writes import check_update, checked_insert, updated
 
@@ -447,6 +447,14 @@ class SqliteVecStore(VectorCacheSync):
                 with contextlib.suppress(Exception):
                     conn.execute("PRAGMA optimize")
                 conn.close()
+
+    def diagnose(self) -> StoreDiagnosis:
+        """The file's integrity (``PRAGMA quick_check``), schema version and embedding model, read
+        through a read-only connection of its own: callable on a store that is not open, and it
+        never creates, migrates or writes the file (``mcp-memory doctor``; see ``diagnosis.py``)."""
+        from .diagnosis import diagnose
+
+        return diagnose(self._path, self._binding_name)
 
     def meta(self) -> dict[str, str]:
         """The ``meta`` table (schema_version, model_id, dimensions, created_by)."""
