@@ -105,7 +105,7 @@ def detect_launch(
         )
     workspace = find_uv_workspace(package_dir)
     if workspace is not None:
-        uv = which("uv")
+        uv = which("uv") or os.environ.get("UV")  # `uv run` names itself in $UV
         return Launch(
             os.path.abspath(uv) if uv else "uv",
             ("run", "--project", str(workspace), SERVER_SCRIPT),
@@ -268,7 +268,7 @@ CLIENTS: dict[str, Client] = {
 def snippet(client: Client, name: str, entry: Mapping[str, Any]) -> str:
     """The text to paste into an empty configuration file (or merge into an existing one)."""
     if client.file_format == "json":
-        return json.dumps({client.servers_key: {name: entry}}, indent=2, ensure_ascii=False) + "\n"
+        return dump_json({client.servers_key: {name: entry}}) + "\n"
     import tomlkit
 
     document = tomlkit.document()
@@ -397,16 +397,33 @@ def _merge_json(
         action = "replaced"
     else:
         servers[name] = entry
-    return json.dumps(data, indent=_json_indent(text), ensure_ascii=False) + "\n", action
+    return dump_json(data, _json_indent(text)) + "\n", action
 
 
-def _json_indent(text: str) -> int | str:
+def _json_indent(text: str) -> str:
     """The indentation the file already uses (two spaces for a new one)."""
     match = re.search(r"^[{\[][ \t]*\r?\n([ \t]+)\S", text, re.MULTILINE)
-    if match is None:
-        return 2
-    indent = match.group(1)
-    return indent if "\t" in indent else len(indent)
+    return match.group(1) if match else "  "
+
+
+def dump_json(value: Any, indent: str = "  ", *, level: int = 0, width: int = 100) -> str:
+    """JSON as people write these files: objects one key a line, a short list of plain values on
+    one line (``"args": ["run", "mcp-memory"]``), anything else expanded."""
+    here, inner = indent * level, indent * (level + 1)
+    if isinstance(value, dict) and value:
+        items = [
+            f"{inner}{json.dumps(key, ensure_ascii=False)}: "
+            + dump_json(item, indent, level=level + 1, width=width).lstrip()
+            for key, item in value.items()
+        ]
+        return "{\n" + ",\n".join(items) + f"\n{here}}}"
+    if isinstance(value, list) and value:
+        flat = json.dumps(value, ensure_ascii=False)
+        if all(not isinstance(item, dict | list) for item in value) and len(here) + len(flat) <= width:
+            return flat
+        items = [inner + dump_json(item, indent, level=level + 1, width=width) for item in value]
+        return "[\n" + ",\n".join(items) + f"\n{here}]"
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _merge_toml(

@@ -98,6 +98,10 @@ def config_command(
     if as_json:
         emit_json(result)
         return
+    if not Path(entry["command"]).is_absolute():
+        click.echo(
+            f"# {entry['command']} is not on this PATH: the client must find it on its own PATH.", err=True
+        )
     if not install:
         click.echo(text, nl=False)
         click.echo(f"# {spec.title}: merge this into {path} (or run again with --install).", err=True)
@@ -116,7 +120,8 @@ def _install_message(title: str, name: str, result: dict[str, Any]) -> str:
         "replaced": f"Replaced the server {name!r} in {file}{saved}.",
         "unchanged": f"{file} already has this server {name!r}: nothing changed.",
     }
-    return f"{messages[result['action']]} Restart {title} to use it."
+    restart = "" if result["action"] == "unchanged" else f" Restart {title} to use it."
+    return messages[result["action"]] + restart
 
 
 def _fail(message: str, as_json: bool) -> NoReturn:
