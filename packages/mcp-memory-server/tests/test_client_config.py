@@ -212,6 +212,8 @@ def test_launch_from_an_installed_script(tmp_path: Path) -> None:
     script.write_text("#!/usr/bin/env python\n")
     site = tmp_path / "venv" / "lib" / "site-packages" / "mcp_memory_server"
     site.mkdir(parents=True)
+    # the venv lies in the user's own uv workspace: that is not a clone of mcp-memory
+    (tmp_path / "pyproject.toml").write_text("[tool.uv.workspace]\nmembers = []\n")
     launch = detect_launch(argv0=str(script), package_dir=site, executable=str(tmp_path / "py"))
     assert (launch.command, launch.args) == (str(script), ())
     # run as `python -m mcp_memory_server`: the script beside that Python

@@ -12,7 +12,8 @@ Where each client keeps its servers, checked against its documentation (2026):
   server (code.claude.com/docs/en/mcp, "Configuration scopes").
 - Claude Desktop: ``claude_desktop_config.json`` in ``~/Library/Application Support/Claude/`` (macOS),
   ``%APPDATA%\\Claude\\`` (Windows), ``~/.config/Claude/`` (Linux, the unofficial builds),
-  ``mcpServers`` (modelcontextprotocol.io quickstart; the app's Settings > Developer > Edit Config).
+  ``mcpServers`` (the app's Settings > Developer > Edit Config; claudecodeguides.com and
+  automatelab.tech guides to claude_desktop_config.json; one other guide says ~/.config/claude-desktop/).
 - Cursor: ``~/.cursor/mcp.json`` (global) or ``.cursor/mcp.json`` in the project, ``mcpServers``
   (cursor.com/docs/mcp).
 - VS Code: ``.vscode/mcp.json`` in the workspace; the top-level key is ``servers`` (not
@@ -103,7 +104,9 @@ def detect_launch(
             ("--from", PUBLISHED_DISTRIBUTION, SERVER_SCRIPT),
             "uvx (this command runs from uv's cache)",
         )
-    workspace = find_uv_workspace(package_dir)
+    # Installed (not a clone's sources): a project's own uv workspace around its .venv is not ours.
+    installed = "site-packages" in package_dir.parts
+    workspace = None if installed else find_uv_workspace(package_dir)
     if workspace is not None:
         uv = which("uv") or os.environ.get("UV")  # `uv run` names itself in $UV
         return Launch(
