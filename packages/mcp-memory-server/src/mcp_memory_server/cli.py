@@ -679,8 +679,9 @@ def token_revoke(token_id: str | None, user: str | None) -> None:
     click.echo(f"Revoked {len(revoked)} token(s): {', '.join(t.id for t in revoked) or 'none'}")
 
 
-# Register init, reindex and build-index, and doctor, on `cli`.
-from . import doctor_cli, vault_cli  # noqa: E402, F401
+# More commands on `cli`, one module each: init, reindex, build-index (vault_cli), doctor (doctor_cli),
+# config (config_cli).
+from . import config_cli, doctor_cli, vault_cli  # noqa: E402, F401
 
 
 def main(argv: list[str] | None = None) -> None:

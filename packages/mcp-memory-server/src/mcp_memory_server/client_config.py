@@ -1,0 +1,554 @@
+"""``mcp-memory config CLIENT``: the server's entry for an MCP client's configuration file, printed or
+merged into the real file (issue 16).
+
+The pure part lives here (how this machine launches the server, each client's file and format, the
+merge); ``config_cli.py`` is the command. Nothing here runs at server start-up: ``tomlkit`` is imported
+only when a Codex file is edited.
+
+Where each client keeps its servers, checked against its documentation (2026):
+
+- Claude Code: project scope ``.mcp.json`` at the project root, user scope ``~/.claude.json``, both
+  with a top-level ``mcpServers`` object; ``claude mcp add`` writes ``"type": "stdio"`` for a local
+  server (code.claude.com/docs/en/mcp, "Configuration scopes").
+- Claude Desktop: ``claude_desktop_config.json`` in ``~/Library/Application Support/Claude/`` (macOS),
+  ``%APPDATA%\\Claude\\`` (Windows), ``~/.config/Claude/`` (Linux, the unofficial builds),
+  ``mcpServers`` (the app's Settings > Developer > Edit Config; claudecodeguides.com and
+  automatelab.tech guides to claude_desktop_config.json; one other guide says ~/.config/claude-desktop/).
+- Cursor: ``~/.cursor/mcp.json`` (global) or ``.cursor/mcp.json`` in the project, ``mcpServers``
+  (cursor.com/docs/mcp).
+- VS Code: ``.vscode/mcp.json`` in the workspace; the top-level key is ``servers`` (not
+  ``mcpServers``) and a local server needs ``"type": "stdio"``; the file may hold ``inputs`` too, and
+  VS Code accepts comments in it (code.visualstudio.com/docs/copilot/reference/mcp-configuration).
+- Codex: ``~/.codex/config.toml`` (``$CODEX_HOME/config.toml``), or ``.codex/config.toml`` in a
+  trusted project; one ``[mcp_servers.<name>]`` table per server with ``command``, ``args`` and
+  ``env`` (an inline table or a ``[mcp_servers.<name>.env]`` table); Codex keeps per-tool approvals in
+  ``[mcp_servers.<name>.tools.<tool>]`` (developers.openai.com/codex/config-reference; openai/codex
+  docs/config.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import tomllib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+SERVER_SCRIPT = "mcp-memory"
+PUBLISHED_DISTRIBUTION = "mcp-memory-stack"  # see docs/names.md: never `uvx mcp-memory`
+
+
+class ClientConfigError(Exception):
+    """Something the user can fix: one sentence, shown without a traceback."""
+
+
+# -- how this machine starts the server ---------------------------------------------------------------
+@dataclass(frozen=True)
+class Launch:
+    """The command a client runs to start the server over stdio, and why it was chosen."""
+
+    command: str
+    args: tuple[str, ...]
+    how: str
+
+
+def find_uv_workspace(start: Path) -> Path | None:
+    """The uv workspace whose sources ``start`` lies in (a clone of mcp-memory), or None."""
+    for folder in [start, *start.parents]:
+        pyproject = folder / "pyproject.toml"
+        if not pyproject.is_file():
+            continue
+        try:
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue
+        if isinstance(data.get("tool", {}).get("uv", {}).get("workspace"), dict):
+            return folder
+    return None
+
+
+def detect_launch(
+    *,
+    argv0: str | None = None,
+    package_dir: Path | None = None,
+    executable: str | None = None,
+    which: Callable[[str], str | None] = shutil.which,
+) -> Launch:
+    """How a client should start the server that is running this command.
+
+    In order: an ephemeral ``uvx`` environment (its path would vanish with uv's cache) → ``uvx --from
+    mcp-memory-stack mcp-memory``; the sources of a uv workspace (a clone) → ``uv run --project CLONE
+    mcp-memory`` (``--project`` keeps the client's working directory, so each project keeps its own
+    namespace; ``--directory`` would put every project into one); the ``mcp-memory`` script that is
+    running; the script beside this Python; else ``python -m mcp_memory_server``. Paths are made
+    absolute (Claude Desktop on macOS does not start servers with the login shell's PATH), symlinks
+    are kept (a ``uv tool``/pipx link survives an upgrade, its target may not).
+    """
+    argv0 = sys.argv[0] if argv0 is None else argv0
+    package_dir = Path(__file__).resolve().parent if package_dir is None else package_dir
+    executable = sys.executable if executable is None else executable
+    script = Path(os.path.abspath(argv0)) if argv0 else None
+    is_script = script is not None and script.name.lower() in (SERVER_SCRIPT, f"{SERVER_SCRIPT}.exe")
+
+    if is_script and script is not None and any(part.startswith("archive-v") for part in script.parts):
+        uvx = which("uvx")
+        return Launch(
+            os.path.abspath(uvx) if uvx else "uvx",
+            ("--from", PUBLISHED_DISTRIBUTION, SERVER_SCRIPT),
+            "uvx (this command runs from uv's cache)",
+        )
+    # Installed (not a clone's sources): a project's own uv workspace around its .venv is not ours.
+    installed = "site-packages" in package_dir.parts
+    workspace = None if installed else find_uv_workspace(package_dir)
+    if workspace is not None:
+        uv = which("uv") or os.environ.get("UV")  # `uv run` names itself in $UV
+        return Launch(
+            os.path.abspath(uv) if uv else "uv",
+            ("run", "--project", str(workspace), SERVER_SCRIPT),
+            f"uv run from the workspace {workspace}",
+        )
+    if is_script and script is not None and script.is_file():
+        return Launch(str(script), (), "the mcp-memory script running this command")
+    beside = Path(executable).parent / SERVER_SCRIPT
+    for candidate in (beside, beside.with_suffix(".exe")):
+        if candidate.is_file():
+            return Launch(str(candidate), (), "the mcp-memory script beside this Python")
+    return Launch(executable, ("-m", "mcp_memory_server"), "this Python (no mcp-memory script found)")
+
+
+# -- environment for the server ----------------------------------------------------------------------
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def parse_env(pairs: Sequence[str], *, cwd: Path | None = None) -> dict[str, str]:
+    """``KEY=VALUE`` pairs as a dict (a later pair wins). A path in ``MCP_MEMORY_*_PATH``,
+    ``*_DIR`` or ``MCP_MEMORY_VAULT`` is made absolute: the client starts the server elsewhere."""
+    env: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not _ENV_NAME.fullmatch(name):
+            raise ClientConfigError(
+                f"--env takes NAME=VALUE (for example MCP_MEMORY_DB_PATH=/data/memories.db); got {pair!r}."
+            )
+        if _is_path_setting(name) and value and value != ":memory:":
+            value = os.path.abspath(Path(cwd or Path.cwd(), Path(value).expanduser()))
+        env[name] = value
+    return env
+
+
+def _is_path_setting(name: str) -> bool:
+    upper = name.upper()
+    return upper.startswith("MCP_MEMORY_") and (
+        upper.endswith(("_PATH", "_DIR")) or upper == "MCP_MEMORY_VAULT"
+    )
+
+
+_SERVER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+
+
+def check_server_name(name: str) -> str:
+    if not _SERVER_NAME.fullmatch(name):
+        raise ClientConfigError(
+            f"--name must be letters, digits, '-' or '_' (at most 64, starting with a letter or digit); "
+            f"got {name!r}."
+        )
+    return name
+
+
+# -- the clients ---------------------------------------------------------------------------------------
+Scope = Literal["user", "project"]
+
+
+@dataclass(frozen=True)
+class Client:
+    key: str
+    title: str
+    file_format: Literal["json", "toml"]
+    servers_key: str
+    stdio_type: bool  # the entry says "type": "stdio"
+    user_file: Callable[[], Path] | None
+    project_file: str | None  # relative to the project directory
+
+    def config_path(self, scope: Scope, project_dir: Path) -> Path:
+        if scope == "project":
+            if self.project_file is None:
+                raise ClientConfigError(
+                    f"{self.title} has no per-project configuration; leave out --project."
+                )
+            return project_dir / self.project_file
+        if self.user_file is None:
+            raise ClientConfigError(f"{self.title} has no user configuration file here.")
+        return self.user_file()
+
+    def default_scope(self) -> Scope:
+        return "user" if self.user_file is not None else "project"
+
+    def entry(self, launch: Launch, env: Mapping[str, str]) -> dict[str, Any]:
+        """The server's entry, in the order the client's documentation shows its fields."""
+        entry: dict[str, Any] = {"type": "stdio"} if self.stdio_type else {}
+        entry["command"] = launch.command
+        entry["args"] = list(launch.args)
+        if env:
+            entry["env"] = dict(env)
+        return entry
+
+
+def _claude_desktop_file() -> Path:
+    if sys.platform == "darwin":
+        folder = Path.home() / "Library" / "Application Support" / "Claude"
+    elif sys.platform == "win32":
+        folder = Path(os.environ.get("APPDATA") or Path.home() / "AppData" / "Roaming") / "Claude"
+    else:
+        folder = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "Claude"
+    return folder / "claude_desktop_config.json"
+
+
+def _codex_file() -> Path:
+    home = os.environ.get("CODEX_HOME")
+    return (Path(home).expanduser() if home else Path.home() / ".codex") / "config.toml"
+
+
+CLIENTS: dict[str, Client] = {
+    client.key: client
+    for client in (
+        Client(
+            "claude-code",
+            "Claude Code",
+            "json",
+            "mcpServers",
+            stdio_type=True,
+            user_file=lambda: Path.home() / ".claude.json",
+            project_file=".mcp.json",
+        ),
+        Client(
+            "claude-desktop",
+            "Claude Desktop",
+            "json",
+            "mcpServers",
+            stdio_type=False,
+            user_file=_claude_desktop_file,
+            project_file=None,
+        ),
+        Client(
+            "cursor",
+            "Cursor",
+            "json",
+            "mcpServers",
+            stdio_type=False,
+            user_file=lambda: Path.home() / ".cursor" / "mcp.json",
+            project_file=".cursor/mcp.json",
+        ),
+        Client(
+            "vscode",
+            "VS Code",
+            "json",
+            "servers",
+            stdio_type=True,
+            user_file=None,  # the user profile's mcp.json moves with VS Code profiles: --config-file
+            project_file=".vscode/mcp.json",
+        ),
+        Client(
+            "codex",
+            "Codex",
+            "toml",
+            "mcp_servers",
+            stdio_type=False,
+            user_file=_codex_file,
+            project_file=".codex/config.toml",
+        ),
+    )
+}
+
+
+# -- printing --------------------------------------------------------------------------------------------
+def snippet(client: Client, name: str, entry: Mapping[str, Any]) -> str:
+    """The text to paste into an empty configuration file (or merge into an existing one)."""
+    if client.file_format == "json":
+        return dump_json({client.servers_key: {name: entry}}) + "\n"
+    import tomlkit
+
+    document = tomlkit.document()
+    servers = tomlkit.table(is_super_table=True)
+    servers[name] = _toml_table(entry)
+    document[client.servers_key] = servers
+    return tomlkit.dumps(document).rstrip("\n") + "\n"
+
+
+def claude_add_command(name: str, entry: Mapping[str, Any], scope: Scope) -> str:
+    """The same entry through Claude Code's own command. The name comes first: ``-e`` takes
+    several values and would swallow it."""
+    import shlex
+
+    words = ["claude", "mcp", "add", name, "--scope", scope]
+    for key, value in entry.get("env", {}).items():
+        words += ["-e", f"{key}={value}"]
+    return shlex.join([*words, "--", entry["command"], *entry["args"]])
+
+
+# -- merging into a real file ------------------------------------------------------------------------
+Action = Literal["created", "added", "unchanged", "replaced"]
+
+
+@dataclass(frozen=True)
+class InstallResult:
+    action: Action
+    file: Path
+    backup: Path | None
+
+
+def install_server(
+    client: Client,
+    path: Path,
+    name: str,
+    entry: Mapping[str, Any],
+    *,
+    force: bool = False,
+    now: datetime | None = None,
+) -> InstallResult:
+    """Merge ``entry`` as server ``name`` into the client's file at ``path``.
+
+    Never rewrites a file it cannot parse; keeps every other server and key (for Codex, the comments
+    and layout too); an entry of the same name that differs is replaced only with ``force``, and
+    then only the fields mcp-memory writes (command, args, env, type) change, the rest of the entry
+    (Codex tool approvals, a timeout) stays. A changed file is first copied to
+    ``<file>.bak-<YYYYmmdd-HHMMSS>``; the new one replaces it atomically.
+    """
+    path = path.expanduser()
+    target = path.resolve() if path.is_symlink() else path  # write through a dotfiles symlink
+    try:
+        raw = target.read_bytes() if target.exists() else None
+    except OSError as exc:
+        raise ClientConfigError(f"Cannot read {path}: {exc.strerror or exc}.") from None
+    if raw is not None and not target.is_file():
+        raise ClientConfigError(f"{path} is not a file.")
+    text = _decode(raw, path) if raw is not None else ""
+    merge = _merge_json if client.file_format == "json" else _merge_toml
+    new_text, action = merge(client, text, path, name, dict(entry), force)
+    if action == "unchanged":
+        return InstallResult("unchanged", path, None)
+    backup = _backup(target, now) if raw is not None else None
+    _write_atomically(target, new_text)
+    return InstallResult("created" if raw is None else action, path, backup)
+
+
+def _decode(raw: bytes, path: Path) -> str:
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ClientConfigError(f"{path} is not UTF-8 text; left untouched.") from None
+
+
+def _same(client: Client, existing: Any, wanted: Mapping[str, Any]) -> list[str]:
+    """The fields of ``wanted`` that ``existing`` does not match (a missing env is an empty one)."""
+    if not isinstance(existing, Mapping):
+        return ["the whole entry"]
+    defaults: dict[str, Any] = {"env": {}, "args": []}
+    if client.stdio_type:
+        defaults["type"] = "stdio"
+    differ = [key for key in wanted if existing.get(key, defaults.get(key)) != wanted[key]]
+    if "env" not in wanted and existing.get("env"):
+        differ.append("env")
+    return differ
+
+
+def _conflict(client: Client, path: Path, name: str, fields: list[str]) -> ClientConfigError:
+    return ClientConfigError(
+        f"{path} already has a server {name!r} with a different {', '.join(fields)}; "
+        f"run again with --force to replace it, or choose another --name."
+    )
+
+
+def _merge_json(
+    client: Client, text: str, path: Path, name: str, entry: dict[str, Any], force: bool
+) -> tuple[str, Action]:
+    if text.strip():
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            hint = (
+                " (VS Code allows comments there; add the snippet by hand)" if client.key == "vscode" else ""
+            )
+            raise ClientConfigError(
+                f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}){hint}; "
+                "left untouched."
+            ) from None
+    else:
+        data = {}
+    if not isinstance(data, dict):
+        raise ClientConfigError(f"{path} does not hold a JSON object; left untouched.")
+    servers = data.setdefault(client.servers_key, {})
+    if not isinstance(servers, dict):
+        raise ClientConfigError(f"{client.servers_key!r} in {path} is not a JSON object; left untouched.")
+    action: Action = "added"
+    if name in servers:
+        differ = _same(client, servers[name], entry)
+        if not differ:
+            return text, "unchanged"
+        if not force:
+            raise _conflict(client, path, name, differ)
+        kept = servers[name] if isinstance(servers[name], dict) else {}
+        if "env" not in entry:
+            kept.pop("env", None)
+        servers[name] = {**kept, **entry}
+        action = "replaced"
+    else:
+        servers[name] = entry
+    return dump_json(data, _json_indent(text)) + "\n", action
+
+
+def _json_indent(text: str) -> str:
+    """The indentation the file already uses (two spaces for a new one)."""
+    match = re.search(r"^[{\[][ \t]*\r?\n([ \t]+)\S", text, re.MULTILINE)
+    return match.group(1) if match else "  "
+
+
+def dump_json(value: Any, indent: str = "  ", *, level: int = 0, width: int = 100) -> str:
+    """JSON as people write these files: objects one key a line, a short list of plain values on
+    one line (``"args": ["run", "mcp-memory"]``), anything else expanded."""
+    here, inner = indent * level, indent * (level + 1)
+    if isinstance(value, dict) and value:
+        items = [
+            f"{inner}{json.dumps(key, ensure_ascii=False)}: "
+            + dump_json(item, indent, level=level + 1, width=width).lstrip()
+            for key, item in value.items()
+        ]
+        return "{\n" + ",\n".join(items) + f"\n{here}}}"
+    if isinstance(value, list) and value:
+        flat = json.dumps(value, ensure_ascii=False)
+        if all(not isinstance(item, dict | list) for item in value) and len(here) + len(flat) <= width:
+            return flat
+        items = [inner + dump_json(item, indent, level=level + 1, width=width) for item in value]
+        return "[\n" + ",\n".join(items) + f"\n{here}]"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _merge_toml(
+    client: Client, text: str, path: Path, name: str, entry: dict[str, Any], force: bool
+) -> tuple[str, Action]:
+    try:
+        before = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ClientConfigError(f"{path} is not valid TOML ({exc}); left untouched.") from None
+    servers = before.get(client.servers_key, {})
+    if not isinstance(servers, dict):
+        raise ClientConfigError(f"{client.servers_key!r} in {path} is not a table; left untouched.")
+
+    action: Action = "replaced" if name in servers else "added"
+    if name in servers:
+        differ = _same(client, servers[name], entry)
+        if not differ:
+            return text, "unchanged"
+        if not force:
+            raise _conflict(client, path, name, differ)
+        candidates: list[Callable[[], str]] = [lambda: _toml_replaced(text, client.servers_key, name, entry)]
+    else:
+        # Second choice: the file as it was with the table appended (valid beside dotted keys and
+        # tables defined out of order, where tomlkit may put it in the wrong place). The check
+        # below decides which is right.
+        appended = text.rstrip("\n") + ("\n\n" if text.strip() else "") + snippet(client, name, entry)
+        candidates = [lambda: _toml_added(text, client.servers_key, name, entry), lambda: appended]
+
+    expected = {**before, client.servers_key: {**servers, name: _expected_entry(servers.get(name), entry)}}
+    for make in candidates:
+        try:
+            candidate = make().rstrip("\n") + "\n"
+            if tomllib.loads(candidate) == expected:
+                return candidate, action
+        except Exception:  # tomlkit refusing an edit, or a result that does not parse: try the next
+            continue
+    raise ClientConfigError(
+        f"Cannot add the server to {path} without disturbing its layout; left untouched: add the "
+        "snippet from `mcp-memory config codex` by hand."
+    )
+
+
+def _toml_added(text: str, servers_key: str, name: str, entry: Mapping[str, Any]) -> str:
+    import tomlkit
+
+    document = tomlkit.parse(text)
+    if servers_key in document:
+        document[servers_key][name] = _toml_table(entry, trailing_newline=True)
+    else:
+        holder = tomlkit.table(is_super_table=True)
+        holder[name] = _toml_table(entry)
+        document[servers_key] = holder
+    return tomlkit.dumps(document)
+
+
+def _toml_replaced(text: str, servers_key: str, name: str, entry: Mapping[str, Any]) -> str:
+    """Only the fields mcp-memory writes change; comments and the entry's other keys stay."""
+    import tomlkit
+
+    document = tomlkit.parse(text)
+    table = document[servers_key][name]
+    for key, value in _toml_table(entry).items():
+        table[key] = value
+    if "env" not in entry and "env" in table:
+        del table["env"]
+    return tomlkit.dumps(document)
+
+
+def _expected_entry(existing: Any, entry: Mapping[str, Any]) -> dict[str, Any]:
+    kept = {k: v for k, v in (existing or {}).items() if k != "env"} if isinstance(existing, dict) else {}
+    return {**kept, **entry}
+
+
+def _toml_table(entry: Mapping[str, Any], *, trailing_newline: bool = False) -> Any:
+    import tomlkit
+
+    table = tomlkit.table()
+    for key, value in entry.items():
+        if isinstance(value, Mapping):
+            inline = tomlkit.inline_table()
+            inline.update(value)
+            table[key] = inline
+        else:
+            table[key] = value
+    if trailing_newline:
+        table.add(tomlkit.nl())
+    return table
+
+
+def _backup(path: Path, now: datetime | None) -> Path:
+    stamp = (now or datetime.now()).strftime("%Y%m%d-%H%M%S")
+    backup = path.with_name(f"{path.name}.bak-{stamp}")
+    serial = 1
+    while backup.exists():
+        serial += 1
+        backup = path.with_name(f"{path.name}.bak-{stamp}-{serial}")
+    try:
+        shutil.copy2(path, backup)
+    except OSError as exc:
+        raise ClientConfigError(
+            f"Cannot back up {path} to {backup}: {exc.strerror or exc}; left untouched."
+        ) from None
+    return backup
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """A temporary file beside ``path``, flushed to disk, renamed over it (keeping its mode: a
+    ``~/.claude.json`` is private)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        mode = path.stat().st_mode & 0o7777 if path.exists() else None
+        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise ClientConfigError(f"Cannot write {path}: {exc.strerror or exc}.") from None
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        if mode is not None:
+            os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except OSError as exc:
+        Path(temporary).unlink(missing_ok=True)
+        raise ClientConfigError(f"Cannot write {path}: {exc.strerror or exc}.") from None
