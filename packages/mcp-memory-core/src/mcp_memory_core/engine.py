@@ -52,6 +52,7 @@ from .models import (
     MemoryView,
     Page,
     PrivacyScope,
+    ReindexOutcome,
     ScoredCandidate,
     SearchHit,
     SearchResults,
@@ -246,6 +247,51 @@ class MemoryEngine:
         if not callable(refresh):
             return None
         return refresh(self._embed, progress)
+
+    def reindex(
+        self, *, batch_size: int = 64, progress: Callable[[int, int], None] | None = None
+    ) -> ReindexOutcome:
+        """Re-embed every memory (every version, deleted ones too) with this engine's embedder, in
+        place, when the store holds another model's vectors (``mcp-memory reindex`` after a model
+        change). Resumable: each batch is committed, and a run interrupted for any reason goes on
+        where it stopped. Servers still on the old model keep working until the switch at the end;
+        then their next search or write says the store was re-embedded. ``progress(done, total)``
+        after each batch. A store without ``capabilities.reembed`` raises InvalidInputError.
+
+        A maintenance operation on the whole store, like ``sweep``: it reads and returns no memory
+        (vectors are derived from the texts), so it takes no Scope; it runs where the store's data
+        is reachable (the CLI of whoever can open the file or the database)."""
+        if not self.store.capabilities.reembed:
+            raise InvalidInputError(
+                f"The store {self.store.location} cannot re-embed its memories in place: export them "
+                "(`mcp-memory export --all-namespaces`) with the old embedder and import them into an "
+                "empty store with the new one."
+            )
+        if self._opened:
+            self.close()
+        store: Any = self.store
+        model_id, dimensions = self.embedder.model_id, self.embedder.dimensions
+        previous = store.reembed_open(model_id, dimensions)
+        self._opened = True
+        if previous is None:
+            return ReindexOutcome(previous=None, embedded=0, model_id=model_id)
+        self.embedder.load()
+        done, total = store.reembed_progress()
+        if progress is not None:
+            progress(done, total)
+        embedded = 0
+        while batch := store.reembed_pending(batch_size):
+            vectors, owners = self._embed([memory.content for memory in batch])
+            store.reembed_put(batch, vectors, owners)
+            embedded += len(batch)
+            done = min(done + len(batch), total)
+            if progress is not None:
+                progress(done, max(total, done))
+        late = store.reembed_finish(lambda memories: self._embed([m.content for m in memories]))
+        embedded += late
+        if progress is not None:
+            progress(done + late, max(total, done + late))
+        return ReindexOutcome(previous=previous[0], embedded=embedded, model_id=model_id)
 
     # -- who is asking (the only place the engine consults the Scope) ------------------------------
     def _scope(self, scope: Scope | None) -> Scope:

@@ -48,13 +48,22 @@ class EditConflictError(StorageError):
 class ModelMismatchError(MemoryServerError):
     """The database holds vectors of another embedding model than the one configured."""
 
-    def __init__(self, db_path: str, stored: str, configured: str) -> None:
-        super().__init__(
-            f"The database {db_path} holds vectors from embedding model {stored!r}, but the configured "
-            f"embedder is {configured!r}. Vectors from different models cannot be compared. Either select "
-            f"the embedder that wrote this database (MCP_MEMORY_EMBEDDER / MCP_MEMORY_MODEL), point "
-            f"MCP_MEMORY_DB_PATH at another file, or re-embed this one explicitly."
-        )
+    def __init__(self, db_path: str, stored: str, configured: str, *, reembedded: bool = False) -> None:
+        if reembedded:
+            message = (
+                f"The database {db_path} was re-embedded with model {stored!r} (`mcp-memory reindex`) "
+                f"while this server was using {configured!r}: nothing was searched or written. Restart "
+                f"the server with that embedder configured (MCP_MEMORY_EMBEDDER / MCP_MEMORY_MODEL)."
+            )
+        else:
+            message = (
+                f"The database {db_path} holds vectors from embedding model {stored!r}, but the "
+                f"configured embedder is {configured!r}. Vectors from different models cannot be "
+                f"compared. Either select the embedder that wrote this database (MCP_MEMORY_EMBEDDER / "
+                f"MCP_MEMORY_MODEL), point MCP_MEMORY_DB_PATH at another file, or re-embed it with the "
+                f"configured one: `mcp-memory reindex`."
+            )
+        super().__init__(message)
         self.stored = stored
         self.configured = configured
 

@@ -292,6 +292,17 @@ class ImportOutcome:
 
 
 @dataclass(frozen=True)
+class ReindexOutcome:
+    """What a re-embedding did: the model the store held before (None: it held the configured one
+    already, nothing to do), how many memories were embedded in this run (a resumed run counts only
+    its own), and the model it holds now."""
+
+    previous: str | None
+    embedded: int
+    model_id: str
+
+
+@dataclass(frozen=True)
 class UpdateOutcome:
     """What ``update_memory`` did: ``memory`` is the new head, ``superseded`` the version it replaced."""
 

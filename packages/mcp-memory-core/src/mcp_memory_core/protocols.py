@@ -106,6 +106,14 @@ class StoreCapabilities:
     # ``vectors(ids)`` reads stored vectors back (an export that carries them, so an import into a
     # store bound to the same model reuses them instead of embedding again).
     read_vectors: bool = False
+    # ``stored_model()``, ``reembed_open`` / ``reembed_pending`` / ``reembed_put`` /
+    # ``reembed_progress`` / ``reembed_finish``: re-embed every memory with another model in place
+    # (``mcp-memory reindex``), resumable, while servers on the old model keep using the store.
+    reembed: bool = False
+    # The vectors are an index derived from data the store keeps itself (a markdown vault's notes,
+    # through ``refresh``): opened with another model, it builds that model's index from the data
+    # (each model has its own) instead of refusing with ModelMismatchError. Models never mix.
+    derived_index: bool = False
 
 
 @runtime_checkable
@@ -131,7 +139,18 @@ class Store(Protocol):
     - ``diagnose() -> StoreDiagnosis``, called on a store that is NOT open (``mcp-memory doctor``):
       check the data where it lives without creating, migrating or writing anything (SQLite: a
       read-only connection and ``PRAGMA quick_check``), and say which schema version and embedding
-      model it holds. Damage goes into ``problems``, not an exception."""
+      model it holds. Damage goes into ``problems``, not an exception;
+    - re-embedding in place, required when ``capabilities.reembed`` (``mcp-memory reindex`` after a
+      model change; the engine's ``reindex`` drives it): ``reembed_open(model_id, dimensions)`` opens
+      the store bound to the model its data holds and returns that ``(model id, dimensions)``, or
+      None when it holds ``model_id`` already (or nothing: it is then simply open);
+      ``reembed_pending(limit) -> list[Memory]``, every memory (any state) still without rows of
+      the new model, a batch at a time; ``reembed_put(memories, vectors, owners)`` keeps their new
+      rows, committed (an interrupted run resumes from them); ``reembed_progress() -> (done,
+      total)``; ``reembed_finish(embed) -> int`` embeds what is still pending with ``embed(memories)
+      -> (vectors, owners)`` and switches every vector to the new model at once, binding the store
+      to it. Until then servers on the old model keep working; after it, each one's next search or
+      write raises ModelMismatchError (never a comparison of two models' vectors)."""
 
     @property
     def capabilities(self) -> StoreCapabilities: ...

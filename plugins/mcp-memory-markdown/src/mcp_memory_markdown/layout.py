@@ -21,6 +21,7 @@ Hidden files and folders (``.obsidian/``, ``.git/``, the cache ``.mcp-memory/``)
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 from pathlib import Path
@@ -34,7 +35,7 @@ from mcp_memory_core.models import MemoryType
 
 CONFIG_NAME = ".mcp-memory.yaml"
 CACHE_DIR = ".mcp-memory"
-INDEX_NAME = "index.db"
+INDEX_GLOB = "index-*.db"
 NAME_WORDS = 8
 NAME_CHARS = 60
 _UNSAFE = re.compile(r'[\\/:*?"<>|#^\[\]\x00-\x1f]+')
@@ -176,6 +177,13 @@ def write_config(vault: Path, namespace: str | None) -> bool:
     ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return True
+
+
+def index_name(model_id: str, dimensions: int) -> str:
+    """The index file of one embedding model: every model has its own (``index-<12 hex>.db``), so a
+    server on another model never opens, mixes or rebuilds this one."""
+    digest = hashlib.sha256(f"{model_id}\n{int(dimensions)}".encode()).hexdigest()[:12]
+    return f"index-{digest}.db"
 
 
 def note_name(content: str) -> str:

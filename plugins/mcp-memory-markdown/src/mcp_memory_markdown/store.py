@@ -44,9 +44,10 @@ from .changes import ChangeWatch
 from .layout import (
     CACHE_DIR,
     CONFIG_NAME,
-    INDEX_NAME,
+    INDEX_GLOB,
     VaultConfig,
     free_path,
+    index_name,
     load_config,
     note_name,
     write_config,
@@ -128,7 +129,9 @@ class MarkdownStore:
         self._create = create
         self._use_watch = watch
         self._index_options = dict(index_options or {})
-        self._index = self._new_index()
+        # Each embedding model has its own index file (layout.index_name); until ``open`` names the
+        # model, the index is the newest one there is (what ``diagnose`` looks at).
+        self._index = self._new_index(self._newest_index() or self._vault / CACHE_DIR / "index.db")
         self._files = FileTable(self._index.sql)
         self._ids = NoteIds(self._vault / CACHE_DIR)
         self._config = VaultConfig()
@@ -140,14 +143,27 @@ class MarkdownStore:
         self._refresh_lock = threading.Lock()
         self._problems: dict[str, tuple[Stamp, str]] = {}
 
-    def _new_index(self) -> SqliteVecStore:
-        return SqliteVecStore(self.index_path, create=True, **self._index_options)
+    def _new_index(self, path: Path) -> SqliteVecStore:
+        return SqliteVecStore(path, create=True, **self._index_options)
+
+    def _newest_index(self) -> Path | None:
+        found = sorted(self.index_files(), key=lambda p: p.stat().st_mtime_ns if p.exists() else 0)
+        return found[-1] if found else None
+
+    def index_files(self) -> builtins.list[Path]:
+        """Every model's index file in the vault's hidden folder."""
+        folder = self._vault / CACHE_DIR
+        return sorted(folder.glob(INDEX_GLOB)) if folder.is_dir() else []
 
     # -- description -----------------------------------------------------------------------------
     @property
     def capabilities(self) -> StoreCapabilities:
         return StoreCapabilities(
-            keyword_search=True, concurrent_processes=True, thread_safe=True, read_vectors=True
+            keyword_search=True,
+            concurrent_processes=True,
+            thread_safe=True,
+            read_vectors=True,
+            derived_index=True,  # an index per model, built from the notes (layout.index_name)
         )
 
     @property
@@ -160,7 +176,8 @@ class MarkdownStore:
 
     @property
     def index_path(self) -> Path:
-        return self._vault / CACHE_DIR / INDEX_NAME
+        """The index file in use (after ``open``: the configured model's)."""
+        return Path(self._index.location)
 
     @property
     def config(self) -> VaultConfig:
@@ -183,6 +200,12 @@ class MarkdownStore:
             self._vault.mkdir(parents=True, exist_ok=True)
         self._config_stamp = stamp_of(self._vault / CONFIG_NAME)
         self._config = load_config(self._vault)
+        wanted = self._vault / CACHE_DIR / index_name(model_id, dimensions)
+        if self.index_path != wanted:
+            self._index.close()
+            self._index = self._new_index(wanted)
+            self._files = FileTable(self._index.sql)
+            self._problems.clear()
         self._index.open(model_id, dimensions)
         with self._index.transaction():
             self._files.create()
@@ -199,13 +222,14 @@ class MarkdownStore:
         self._index.close()
 
     def reset_index(self) -> None:
-        """Delete the derived index (the store must be closed): the next ``open`` and ``refresh``
-        build it again from the files, with whatever embedding model the store is opened with."""
+        """Delete the index in use (the store is closed): the next ``open`` and ``refresh`` build it
+        again from the files. Servers using that index must be stopped first (``reindex --rebuild``)."""
         self.close()
+        path = self.index_path
         for suffix in ("", "-wal", "-shm"):
             with contextlib.suppress(FileNotFoundError):
-                os.unlink(f"{self.index_path}{suffix}")
-        self._index = self._new_index()
+                os.unlink(f"{path}{suffix}")
+        self._index = self._new_index(path)
         self._files = FileTable(self._index.sql)
         self._problems.clear()
 
@@ -231,10 +255,17 @@ class MarkdownStore:
             warm()
 
     def diagnose(self) -> StoreDiagnosis:
-        """The index's diagnosis (``mcp-memory doctor``): the notes are the truth, the index is what
-        can be damaged or bound to another model (``mcp-memory reindex`` rebuilds it)."""
+        """The diagnosis of the newest index (``mcp-memory doctor``): the notes are the truth, the
+        index is what can be damaged (``mcp-memory reindex --rebuild`` builds it again). Another
+        model's index is not a mismatch here: each model gets an index of its own, built from the
+        notes on first use (``mcp-memory reindex`` builds it with a progress bar)."""
         found = self._index.diagnose()
-        return dataclasses.replace(found, details={"vault": str(self._vault), **found.details})
+        details = {
+            "vault": str(self._vault),
+            "indexes": [path.name for path in self.index_files()],
+            **found.details,
+        }
+        return dataclasses.replace(found, details=details)
 
     # -- writes ----------------------------------------------------------------------------------
     @contextlib.contextmanager

@@ -113,6 +113,7 @@ from .errors import (
     storage_error,
 )
 from .keywords import fts_query
+from .reembed import Reembedding
 from .schema import SCHEMA, SCHEMA_VERSION, TYPE_CASE, TYPE_CODES, split_sql, vectors_ddl
 from .sql_filters import needs_rows, where_sql
 from .vector_cache import (
@@ -156,7 +157,7 @@ _row_values = _CODEC.encode
 _memory = _CODEC.decode
 
 
-class SqliteVecStore(VectorCacheSync):
+class SqliteVecStore(VectorCacheSync, Reembedding):
     """The default mcp-memory store. See the module docstring for the schema and design."""
 
     def __init__(
@@ -212,6 +213,8 @@ class SqliteVecStore(VectorCacheSync):
         self._generation = 0  # bumped by close(): read connections of an earlier open are stale
         self._model_id: str | None = None
         self._dims: int | None = None
+        self._reembed_target: tuple[str, int] | None = None  # reembed.py: the model being written
+        self._reembed_cursor = 0
 
     # -- protocol: description -------------------------------------------------------------------
     @property
@@ -219,7 +222,11 @@ class SqliteVecStore(VectorCacheSync):
         # An in-memory database is one connection: safe from any thread, but serialized.
         parallel = isinstance(self._path, Path)
         return StoreCapabilities(
-            keyword_search=True, concurrent_processes=True, thread_safe=parallel, read_vectors=True
+            keyword_search=True,
+            concurrent_processes=True,
+            thread_safe=parallel,
+            read_vectors=True,
+            reembed=True,
         )
 
     @property
@@ -602,6 +609,7 @@ class SqliteVecStore(VectorCacheSync):
             return
         with self.transaction():
             conn = self._db()
+            self._check_model(conn)  # never rows of another model beside a re-embedded file's
             seqs: list[int] = []
             for memory in memories:
                 try:
@@ -728,6 +736,7 @@ class SqliteVecStore(VectorCacheSync):
         if not ids:
             return {}
         with self._reading() as conn:
+            self._check_model(conn)
             rows = conn.execute(
                 "SELECT m.id, p.embedding FROM memories m JOIN passages p ON p.seq = m.seq "
                 "WHERE m.id IN (SELECT value FROM json_each(?)) ORDER BY p.vrow",
@@ -751,6 +760,7 @@ class SqliteVecStore(VectorCacheSync):
         if query.shape[0] != self._dims:
             raise ValueError(f"knn needs a {self._dims}-d vector; got {query.shape[0]}-d")
         with self._reading() as conn:
+            self._check_model(conn)  # a file re-embedded meanwhile: never compare two models' vectors
             where = self._without_trivial_scope(conn, where)
             cached = self._cache_knn(conn, query, k, where)
             if cached is not None:
