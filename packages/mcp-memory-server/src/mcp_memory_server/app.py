@@ -32,11 +32,14 @@ from .budget import budget_bytes, estimate_tokens, fit_entries, json_bytes, list
 from .serialize import (
     compact_hit,
     compact_memory,
+    delete_receipt,
     floor_report,
     hit_to_dict,
     memory_to_dict,
     next_page_hint,
+    pin_receipt,
     store_receipt,
+    update_receipt,
     view_to_dict,
 )
 from .service import EngineFactory, MemoryService
@@ -525,7 +528,7 @@ def build_app(
                 occurred_at=occurred_at,
                 scope=scope,
             )
-            return {"id": outcome.memory.id, "superseded": outcome.superseded.id, "status": "updated"}
+            return update_receipt(outcome)
 
         return await run(do)
 
@@ -549,9 +552,10 @@ def build_app(
 
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
             outcome = engine.delete_memory(id, hard=hard, scope=scope)
-            data: dict[str, Any] = {"id": outcome.memory.id, "status": outcome.status, "success": True}
+            data = delete_receipt(outcome)
             if not hard:
                 return data
+            data.pop("purged")  # the ids come back below, as many as fit the result budget
             tokens = budget()
 
             def build(kept: list[Any], named: list[str], left_out: int) -> dict[str, Any]:
@@ -576,13 +580,7 @@ def build_app(
         after 90 days), or unpin it. Returns its id, pinned and expires_at (null: never)."""
 
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
-            memory = engine.pin_memory(id, pinned, scope=scope)
-            expires = engine.ttl.expires_at(memory)
-            return {
-                "id": memory.id,
-                "pinned": memory.pinned,
-                "expires_at": expires.isoformat() if expires is not None else None,
-            }
+            return pin_receipt(engine.pin_memory(id, pinned, scope=scope), engine.ttl)
 
         return await run(do)
 
