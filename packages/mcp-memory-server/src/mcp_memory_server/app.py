@@ -12,9 +12,11 @@ import functools
 import inspect
 import json
 import logging
+import sys
 import uuid
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from mcp.server import MCPServer
@@ -257,6 +259,26 @@ def current_access_token() -> Any:
     from mcp.server.auth.middleware.auth_context import get_access_token
 
     return get_access_token()
+
+
+@contextmanager
+def _sdk_logging_without_rich() -> Iterator[None]:
+    """Build the MCP server as if rich were not installed.
+
+    ``MCPServer()`` configures logging with rich's handler whenever rich can be imported, and rich is
+    a dependency of the CLI's tables and progress bars: importing it took 80-100 ms here, on the way
+    to the ``initialize`` reply (logging is ours anyway: see logging_setup). While the server is
+    built, ``import rich`` fails, so the SDK falls back to its plain handler, as before; a process
+    that imported rich already (the CLI's commands, tests) keeps it."""
+    if "rich" in sys.modules:
+        yield
+        return
+    sys.modules["rich"] = None  # type: ignore[assignment]  # the import system's "not importable"
+    try:
+        yield
+    finally:
+        if sys.modules.get("rich", False) is None:
+            del sys.modules["rich"]
 
 
 def build_app(
@@ -704,17 +726,18 @@ def build_app(
         removed = await run(lambda engine, scope: engine.clear_namespace(namespace, scope=scope))
         return {"namespace": namespace, "status": "cleared", "purged": removed}
 
-    mcp: MCPServer[Any] = MCPServer(
-        SERVER_NAME,
-        title="mcp-memory",
-        description="Persistent, semantically searchable memory for AI assistants",
-        instructions=INSTRUCTIONS,
-        version=__version__,
-        tools=tools,
-        middleware=[warm_after_handshake],
-        token_verifier=security.verifier if security is not None else None,
-        auth=security.auth if security is not None else None,
-    )
+    with _sdk_logging_without_rich():
+        mcp: MCPServer[Any] = MCPServer(
+            SERVER_NAME,
+            title="mcp-memory",
+            description="Persistent, semantically searchable memory for AI assistants",
+            instructions=INSTRUCTIONS,
+            version=__version__,
+            tools=tools,
+            middleware=[warm_after_handshake],
+            token_verifier=security.verifier if security is not None else None,
+            auth=security.auth if security is not None else None,
+        )
     mcp.memory_service = service  # type: ignore[attr-defined]  # handy for tests and the CLI
 
     @mcp.resource(

@@ -316,7 +316,12 @@ def get(memory_id: str, as_json: bool) -> None:
     """Show one memory, as stored (with its status and the head of its chain)."""
     from .serialize import view_to_dict
 
-    view = with_engine(lambda engine: view_to_dict(engine.get_memory(memory_id)), create=False)
+    view = with_engine(
+        lambda engine: view_to_dict(
+            engine.get_memory(memory_id, scope=local_scope(engine)), engine.ttl, engine.clock()
+        ),
+        create=False,
+    )
     if as_json:
         emit_json(view)
         return
@@ -326,6 +331,7 @@ def get(memory_id: str, as_json: bool) -> None:
         click.echo(f"current:       {view['head_id']}")
     click.echo(f"created_at:    {view['created_at']}")
     click.echo(f"updated_at:    {view['updated_at']}")
+    click.echo(f"expires_at:    {view['expires_at'] or 'never'}{' (pinned)' if view['pinned'] else ''}")
     if view["superseded_by"]:
         click.echo(f"superseded_by: {view['superseded_by']}")
     if view["deleted_at"]:
