@@ -148,6 +148,10 @@ def cli(ctx: click.Context, verbose: bool) -> None:
 
     Without a command, serves MCP over stdio. Configure with MCP_MEMORY_* environment variables
     (MCP_MEMORY_DB_PATH, MCP_MEMORY_STORE, MCP_MEMORY_EMBEDDER, MCP_MEMORY_RANKER, MCP_MEMORY_LOG_LEVEL …).
+    Every command but serve takes --json.
+
+    Exit status: 0 done; 1 refused or failed (bad input, an unknown id, a storage error: nothing
+    changed, one line on stderr); 2 the command line or the configuration is wrong.
     """
     ctx.ensure_object(dict)
     ctx.obj["verbose"] = verbose
