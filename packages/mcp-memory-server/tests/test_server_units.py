@@ -134,7 +134,7 @@ def test_importing_the_server_and_building_the_app_imports_no_model_runtime() ->
         assert not heavy, heavy
         assert not app.memory_service.built
         # the stdio path to the initialize reply does not even import the core (numpy, settings …)
-        early = [m for m in ("mcp_memory_core", "numpy", "pydantic_settings") if m in sys.modules]
+        early = [m for m in ("mcp_memory_core", "numpy", "pydantic_settings", "rich") if m in sys.modules]
         assert not early, early
         print("ok")
         """
@@ -164,7 +164,7 @@ def test_the_serve_command_reaches_the_event_loop_without_importing_the_core() -
         """
         import sys, anyio
         def fake_run(fn, *args, **kwargs):
-            print(sorted(m for m in ("mcp_memory_core", "numpy", "pydantic_settings", "onnxruntime") if m in sys.modules))
+            print(sorted(m for m in ("mcp_memory_core", "numpy", "pydantic_settings", "onnxruntime", "rich") if m in sys.modules))
         anyio.run = fake_run
         from mcp_memory_server.cli import main
         main(["serve"])

@@ -294,11 +294,13 @@ def export_memories(
     now: datetime | None = None,
     scope: Scope | None = None,
     vectors: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> int:
     """Write every memory the scope's principal owns (of ``namespace``, or of every namespace when
     ``None``) to ``out`` as mcp-memory JSON Lines (version 1; version 2 with ``vectors``, carrying
     each memory's stored vectors); return how many were written. ``now`` fixes ``exported_at`` (for
-    reproducible output); it defaults to the current time."""
+    reproducible output); it defaults to the current time. ``progress(written, total)`` is called
+    once the memories are read (0 written) and after every batch written (progress bars)."""
     memories = list(engine.iter_memories(namespace or "*", scope=scope))
     memories.sort(key=lambda m: (m.namespace, _utc(m.created_at), m.id))
     header: dict[str, Any] = {
@@ -311,6 +313,8 @@ def export_memories(
         model = engine.memory_vectors([], scope=scope)  # fails here, before a line is written
         header["embedder"] = {"model": model.model_id, "dimensions": model.dimensions}
     out.write(_dumps(header) + "\n")
+    if progress is not None:
+        progress(0, len(memories))
     for start in range(0, len(memories), _VECTOR_BATCH):
         batch = memories[start : start + _VECTOR_BATCH]
         rows = engine.memory_vectors([m.id for m in batch], scope=scope).rows if vectors else {}
@@ -321,6 +325,8 @@ def export_memories(
                     raise StorageError(f"Memory {memory.id} has no stored vector: the store is damaged.")
                 record["vectors"] = encode_vectors(rows[memory.id])
             out.write(_dumps(record) + "\n")
+        if progress is not None:
+            progress(start + len(batch), len(memories))
     return len(memories)
 
 

@@ -12,9 +12,11 @@ import functools
 import inspect
 import json
 import logging
+import sys
 import uuid
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from mcp.server import MCPServer
@@ -32,11 +34,14 @@ from .budget import budget_bytes, estimate_tokens, fit_entries, json_bytes, list
 from .serialize import (
     compact_hit,
     compact_memory,
+    delete_receipt,
     floor_report,
     hit_to_dict,
     memory_to_dict,
     next_page_hint,
+    pin_receipt,
     store_receipt,
+    update_receipt,
     view_to_dict,
 )
 from .service import EngineFactory, MemoryService
@@ -254,6 +259,26 @@ def current_access_token() -> Any:
     from mcp.server.auth.middleware.auth_context import get_access_token
 
     return get_access_token()
+
+
+@contextmanager
+def _sdk_logging_without_rich() -> Iterator[None]:
+    """Build the MCP server as if rich were not installed.
+
+    ``MCPServer()`` configures logging with rich's handler whenever rich can be imported, and rich is
+    a dependency of the CLI's tables and progress bars: importing it took 80-100 ms here, on the way
+    to the ``initialize`` reply (logging is ours anyway: see logging_setup). While the server is
+    built, ``import rich`` fails, so the SDK falls back to its plain handler, as before; a process
+    that imported rich already (the CLI's commands, tests) keeps it."""
+    if "rich" in sys.modules:
+        yield
+        return
+    sys.modules["rich"] = None  # type: ignore[assignment]  # the import system's "not importable"
+    try:
+        yield
+    finally:
+        if sys.modules.get("rich", False) is None:
+            del sys.modules["rich"]
 
 
 def build_app(
@@ -525,7 +550,7 @@ def build_app(
                 occurred_at=occurred_at,
                 scope=scope,
             )
-            return {"id": outcome.memory.id, "superseded": outcome.superseded.id, "status": "updated"}
+            return update_receipt(outcome)
 
         return await run(do)
 
@@ -549,9 +574,10 @@ def build_app(
 
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
             outcome = engine.delete_memory(id, hard=hard, scope=scope)
-            data: dict[str, Any] = {"id": outcome.memory.id, "status": outcome.status, "success": True}
+            data = delete_receipt(outcome)
             if not hard:
                 return data
+            data.pop("purged")  # the ids come back below, as many as fit the result budget
             tokens = budget()
 
             def build(kept: list[Any], named: list[str], left_out: int) -> dict[str, Any]:
@@ -576,13 +602,7 @@ def build_app(
         after 90 days), or unpin it. Returns its id, pinned and expires_at (null: never)."""
 
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
-            memory = engine.pin_memory(id, pinned, scope=scope)
-            expires = engine.ttl.expires_at(memory)
-            return {
-                "id": memory.id,
-                "pinned": memory.pinned,
-                "expires_at": expires.isoformat() if expires is not None else None,
-            }
+            return pin_receipt(engine.pin_memory(id, pinned, scope=scope), engine.ttl)
 
         return await run(do)
 
@@ -706,17 +726,18 @@ def build_app(
         removed = await run(lambda engine, scope: engine.clear_namespace(namespace, scope=scope))
         return {"namespace": namespace, "status": "cleared", "purged": removed}
 
-    mcp: MCPServer[Any] = MCPServer(
-        SERVER_NAME,
-        title="mcp-memory",
-        description="Persistent, semantically searchable memory for AI assistants",
-        instructions=INSTRUCTIONS,
-        version=__version__,
-        tools=tools,
-        middleware=[warm_after_handshake],
-        token_verifier=security.verifier if security is not None else None,
-        auth=security.auth if security is not None else None,
-    )
+    with _sdk_logging_without_rich():
+        mcp: MCPServer[Any] = MCPServer(
+            SERVER_NAME,
+            title="mcp-memory",
+            description="Persistent, semantically searchable memory for AI assistants",
+            instructions=INSTRUCTIONS,
+            version=__version__,
+            tools=tools,
+            middleware=[warm_after_handshake],
+            token_verifier=security.verifier if security is not None else None,
+            auth=security.auth if security is not None else None,
+        )
     mcp.memory_service = service  # type: ignore[attr-defined]  # handy for tests and the CLI
 
     @mcp.resource(

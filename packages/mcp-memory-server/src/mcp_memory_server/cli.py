@@ -1,8 +1,12 @@
 """The ``mcp-memory`` command. With no subcommand it serves MCP over stdio (so ``uvx --from mcp-memory-stack mcp-memory`` works).
 
-Serve mode never prints: stdout is the protocol. The debugging commands print human-readable text,
-or JSON with ``--json``. Expected errors (bad configuration, bad id …) are one line on stderr and a
-nonzero exit, without a traceback.
+Serve mode never prints: stdout is the protocol. The other commands print human-readable text
+(tables on a terminal, see :mod:`.cli_display`), or JSON with ``--json``. Expected errors (bad
+configuration, bad id …) are one line on stderr and a nonzero exit, without a traceback.
+
+Exit statuses scripts can trust: 0 done; 1 (``EXIT_ERROR``) the command was refused or failed (bad
+input, an unknown id, a storage error), nothing changed; 2 (``EXIT_USAGE``) the command line or the
+configuration is wrong (click's usage errors, an invalid ``MCP_MEMORY_*`` setting).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from .process_tuning import tune_process
 
 if TYPE_CHECKING:
     from mcp_memory_core.engine import MemoryEngine
+    from mcp_memory_core.scope import Scope
     from mcp_memory_core.settings import Settings
     from mcp_memory_core.tokens import TokenRegistry
 
@@ -34,7 +39,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 EXIT_ERROR = 1
-EXIT_CONFIG = 2
+EXIT_USAGE = 2  # click's own status for a usage error (click.UsageError.exit_code)
+EXIT_CONFIG = EXIT_USAGE  # an invalid setting is a wrong command line too: fix it, run again
 
 
 def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
@@ -62,8 +68,10 @@ def expected_errors() -> Iterator[None]:
     try:
         yield
     except Exception as exc:
-        from mcp_memory_core.errors import MemoryServerError
+        from mcp_memory_core.errors import MemoryNotFoundError, MemoryServerError
 
+        if isinstance(exc, MemoryNotFoundError):  # the engine's words name the MCP tools
+            fail(f"No memory with id {exc.memory_id!r}: `mcp-memory list` and `mcp-memory search` show ids.")
         if isinstance(exc, MemoryServerError):
             fail(str(exc))
         raise
@@ -83,6 +91,22 @@ def with_engine(fn: Callable[[MemoryEngine], T], *, create: bool = True) -> T:
             return fn(engine)
         finally:
             engine.close()
+
+
+def local_scope(engine: MemoryEngine) -> Scope:
+    """Who the CLI acts as: the local user (``MCP_MEMORY_USER``) in the current project, the very
+    Scope the stdio server's tools run in (built once, by ``assembly.build_engine``, as the engine's
+    default scope). Commands hand it to the engine and never filter by owner themselves."""
+    return engine.default_scope
+
+
+def namespace_option(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    return click.option("--namespace", default=None, metavar="NS", help=help)
+
+
+READ_NAMESPACE_HELP = (
+    "Read this namespace only ('*': every namespace you may read); default: the current project and 'user'."
+)
 
 
 def use_vault(path: Path | None) -> None:
@@ -124,6 +148,10 @@ def cli(ctx: click.Context, verbose: bool) -> None:
 
     Without a command, serves MCP over stdio. Configure with MCP_MEMORY_* environment variables
     (MCP_MEMORY_DB_PATH, MCP_MEMORY_STORE, MCP_MEMORY_EMBEDDER, MCP_MEMORY_RANKER, MCP_MEMORY_LOG_LEVEL …).
+    Every command but serve takes --json.
+
+    Exit status: 0 done; 1 refused or failed (bad input, an unknown id, a storage error: nothing
+    changed, one line on stderr); 2 the command line or the configuration is wrong.
     """
     ctx.ensure_object(dict)
     ctx.obj["verbose"] = verbose
@@ -205,38 +233,54 @@ def serve(
 @cli.command("list")
 @click.option("--limit", type=int, default=50, show_default=True, help="Page size (1-1000).")
 @click.option("--cursor", default=None, help="next_cursor of the previous page.")
+@namespace_option(READ_NAMESPACE_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def list_command(limit: int, cursor: str | None, as_json: bool) -> None:
+def list_command(limit: int, cursor: str | None, namespace: str | None, as_json: bool) -> None:
     """List current memories, newest first."""
+    from .cli_display import stdout_is_terminal, table
     from .serialize import page_to_dict
 
-    page = with_engine(lambda engine: page_to_dict(engine.list_memories(limit, cursor)), create=False)
+    page = with_engine(
+        lambda engine: page_to_dict(
+            engine.list_memories(limit, cursor, namespace=namespace, scope=local_scope(engine))
+        ),
+        create=False,
+    )
     if as_json:
         emit_json(page)
         return
     if not page["memories"]:
         click.echo("No memories." if not cursor else "No more memories.")
         return
-    for memory in page["memories"]:
-        created = memory["created_at"][:19].replace("T", " ")
-        click.echo(f"{memory['id']}  {created}  {one_line(memory['content'], 80)}")
+    rows = [
+        (m["id"], m["created_at"][:19].replace("T", " "), m["namespace"], one_line(m["content"], 80))
+        for m in page["memories"]
+    ]
+    if stdout_is_terminal():
+        table(("ID", "CREATED", "NAMESPACE", "CONTENT"), rows, wide=3)
+    else:
+        for row in rows:
+            click.echo("  ".join(row))
     shown = len(page["memories"])
     footer = f"{shown} shown, {page['total']} in total."
     if page["next_cursor"]:
-        footer += f" Next page: mcp-memory list --limit {limit} --cursor {page['next_cursor']}"
+        again = f" --namespace {namespace!r}" if namespace else ""
+        footer += f" Next page: mcp-memory list --limit {limit}{again} --cursor {page['next_cursor']}"
     click.echo(footer)
 
 
 @cli.command()
 @click.argument("query")
 @click.option("--limit", type=int, default=10, show_default=True, help="Maximum results (1-100).")
+@namespace_option(READ_NAMESPACE_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def search(query: str, limit: int, as_json: bool) -> None:
+def search(query: str, limit: int, namespace: str | None, as_json: bool) -> None:
     """Search memories by meaning."""
+    from .cli_display import stdout_is_terminal, table
     from .serialize import hit_to_dict
 
     def do(engine: MemoryEngine) -> tuple[list[dict[str, Any]], list[str]]:
-        found = engine.search(query, limit)
+        found = engine.search(query, limit, namespace=namespace, scope=local_scope(engine))
         return [hit_to_dict(h) for h in found.hits], found.warnings
 
     results, warnings = with_engine(do, create=False)
@@ -247,6 +291,22 @@ def search(query: str, limit: int, as_json: bool) -> None:
         click.echo(f"mcp-memory: warning: {warning}", err=True)
     if not results:
         click.echo("No matching memories.")
+        return
+    if stdout_is_terminal():
+        rows = [
+            (
+                str(rank),
+                f"{hit['score']:.3f}",
+                hit["id"],
+                hit["namespace"],
+                one_line(hit["content"], 200),
+            )
+            for rank, hit in enumerate(results, start=1)
+        ]
+        table(("#", "SCORE", "ID", "NAMESPACE", "CONTENT"), rows, wide=4, right=(0, 1))
+        for rank, hit in enumerate(results, start=1):
+            if hit["matched_id"]:
+                click.echo(f"{rank}: matched the wording of an older version, {hit['matched_id']}.")
         return
     for rank, hit in enumerate(results, start=1):
         via = f"  (matched older version {hit['matched_id']})" if hit["matched_id"] else ""
@@ -260,7 +320,12 @@ def get(memory_id: str, as_json: bool) -> None:
     """Show one memory, as stored (with its status and the head of its chain)."""
     from .serialize import view_to_dict
 
-    view = with_engine(lambda engine: view_to_dict(engine.get_memory(memory_id)), create=False)
+    view = with_engine(
+        lambda engine: view_to_dict(
+            engine.get_memory(memory_id, scope=local_scope(engine)), engine.ttl, engine.clock()
+        ),
+        create=False,
+    )
     if as_json:
         emit_json(view)
         return
@@ -270,6 +335,7 @@ def get(memory_id: str, as_json: bool) -> None:
         click.echo(f"current:       {view['head_id']}")
     click.echo(f"created_at:    {view['created_at']}")
     click.echo(f"updated_at:    {view['updated_at']}")
+    click.echo(f"expires_at:    {view['expires_at'] or 'never'}{' (pinned)' if view['pinned'] else ''}")
     if view["superseded_by"]:
         click.echo(f"superseded_by: {view['superseded_by']}")
     if view["deleted_at"]:
@@ -375,40 +441,74 @@ def _export_time() -> datetime | None:
     help="Also write each memory's stored vectors (format version 2, about 2 KB per vector at 384-d): "
     "an import into a store of the same embedding model reuses them instead of embedding again.",
 )
-def export_command(output: str, namespace: str | None, all_namespaces: bool, with_vectors: bool) -> None:
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the summary as JSON on stdout (needs -o FILE: without it, stdout is the export).",
+)
+def export_command(
+    output: str, namespace: str | None, all_namespaces: bool, with_vectors: bool, as_json: bool
+) -> None:
     """Export memories as mcp-memory JSON Lines: every version, tombstone and pin.
 
     The first line is a header ({"format": "mcp-memory", "version": 1, "exported_at", "count"}), then
     one memory per line, sorted by (namespace, created_at, id). With --vectors the version is 2, the
     header names the embedder and every memory carries its vectors. Set SOURCE_DATE_EPOCH to fix
-    exported_at and get byte-identical exports of identical data.
+    exported_at and get byte-identical exports of identical data. A progress bar is drawn on stderr
+    when it is a terminal.
     """
     if namespace is not None and all_namespaces:
         raise click.UsageError("--namespace and --all-namespaces exclude each other.")
+    if as_json and output == "-":
+        raise click.UsageError("--json needs -o FILE: without it, stdout carries the export itself.")
     now = _export_time()
 
     def run(engine: MemoryEngine) -> tuple[int, str | None]:
         from mcp_memory_core.transfer import export_memories
         from mcp_memory_core.validation import validate_namespace
 
-        ns = None if all_namespaces else validate_namespace(namespace or engine.namespace)
-        if output == "-":
-            buffer = io.StringIO()
-            count = export_memories(engine, buffer, namespace=ns, now=now, vectors=with_vectors)
-            sys.stdout.flush()
-            sys.stdout.buffer.write(buffer.getvalue().encode("utf-8"))  # UTF-8 whatever the locale
-            sys.stdout.buffer.flush()
-            return count, ns
-        return _export_to_file(engine, Path(output), ns, now, with_vectors), ns
+        from .cli_display import progress, stderr_is_terminal
+
+        ns = (
+            None if all_namespaces else validate_namespace(namespace or local_scope(engine).default_namespace)
+        )
+        # Plain progress lines only for a file: exporting to stdout ends with the one summary line.
+        quiet = as_json or (output == "-" and not stderr_is_terminal())
+        with progress("Exporting", quiet=quiet) as report:
+            if output == "-":
+                buffer = io.StringIO()
+                count = export_memories(
+                    engine,
+                    buffer,
+                    namespace=ns,
+                    now=now,
+                    vectors=with_vectors,
+                    scope=local_scope(engine),
+                    progress=report,
+                )
+                sys.stdout.flush()
+                sys.stdout.buffer.write(buffer.getvalue().encode("utf-8"))  # UTF-8 whatever the locale
+                sys.stdout.buffer.flush()
+                return count, ns
+            return _export_to_file(engine, Path(output), ns, now, with_vectors, report), ns
 
     count, ns = with_engine(run, create=False)
+    if as_json:
+        emit_json({"exported": count, "namespace": ns, "output": output, "vectors": with_vectors})
+        return
     where = "all namespaces" if ns is None else f"namespace {ns!r}"
     target = "stdout" if output == "-" else output
     click.echo(f"Exported {count} memories ({where}) to {target}.", err=True)
 
 
 def _export_to_file(
-    engine: MemoryEngine, path: Path, namespace: str | None, now: datetime | None, vectors: bool
+    engine: MemoryEngine,
+    path: Path,
+    namespace: str | None,
+    now: datetime | None,
+    vectors: bool,
+    report: Callable[[int, int], None],
 ) -> int:
     import os
     import tempfile
@@ -423,7 +523,15 @@ def _export_to_file(
         fail(f"cannot write {path}: {exc.strerror or exc}")
     try:
         with open(fd, "w", encoding="utf-8", newline="\n") as handle:
-            count = export_memories(engine, handle, namespace=namespace, now=now, vectors=vectors)
+            count = export_memories(
+                engine,
+                handle,
+                namespace=namespace,
+                now=now,
+                vectors=vectors,
+                scope=local_scope(engine),
+                progress=report,
+            )
         os.replace(tmp, path)
     except BaseException:
         with suppress(OSError):
@@ -479,8 +587,9 @@ def import_command(
     """Import memories from FILE. Safe to re-run: memories already present (same id) are skipped.
 
     The whole file is read and validated before anything is written; memories are embedded in
-    batches, one transaction per batch, with a progress bar on stderr. An export made with --vectors
-    by the same embedding model is not embedded again: its vectors are reused.
+    batches, one transaction per batch, with progress on stderr (a bar on a terminal, a line every
+    few seconds otherwise, none with --json). An export made with --vectors by the same embedding
+    model is not embedded again: its vectors are reused.
     """
     with expected_errors():
         from mcp_memory_core.transfer import detect_format
@@ -500,7 +609,10 @@ def import_command(
         from mcp_memory_core.transfer import check_records, import_records, read_memories
         from mcp_memory_core.validation import validate_namespace
 
-        target = validate_namespace(namespace) if namespace else engine.namespace
+        from .cli_display import progress
+
+        scope = local_scope(engine)
+        target = validate_namespace(namespace) if namespace else scope.default_namespace
         now = engine.clock()
         try:
             memories = read_memories(
@@ -510,7 +622,7 @@ def import_command(
                 now=now,
                 include_assistant=include_assistant,
                 memory_type=MemoryType(memory_type) if memory_type else None,
-                owner=engine.default_scope.principal,
+                owner=scope.principal,
                 limits=engine.limits,
             )
         except OSError as exc:
@@ -526,9 +638,16 @@ def import_command(
                     f"with --type semantic (kept until deleted), or set MCP_MEMORY_TTL_{kind.value.upper()}"
                     "=never (or a longer lifetime) for every mcp-memory process."
                 )
-        check_records(engine, memories)  # a refused memory is reported before the progress bar
-        with click.progressbar(length=len(memories), label="Importing", file=sys.stderr) as bar:
-            outcome = import_records(engine, memories, batch_size=batch_size, on_batch=bar.update)
+        check_records(engine, memories, scope=scope)  # a refused memory is reported before the progress
+        done = [0]
+        with progress("Importing", quiet=as_json) as report:
+            report(0, len(memories))
+
+            def advance(count: int) -> None:
+                done[0] += count
+                report(done[0], len(memories))
+
+            outcome = import_records(engine, memories, batch_size=batch_size, on_batch=advance, scope=scope)
         return {
             "imported": outcome.inserted,
             "skipped": outcome.skipped,
@@ -597,8 +716,14 @@ def clear(namespace: str, yes: bool, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def namespaces(as_json: bool) -> None:
     """List namespaces with their number of current memories (* = the current namespace)."""
+    from .cli_display import stdout_is_terminal, table
+
     counts, current = with_engine(
-        lambda engine: (dict(engine.list_namespaces()), engine.namespace), create=False
+        lambda engine: (
+            dict(engine.list_namespaces(scope=local_scope(engine))),
+            local_scope(engine).default_namespace,
+        ),
+        create=False,
     )
     if as_json:
         emit_json({"namespaces": counts, "current": current})
@@ -606,12 +731,14 @@ def namespaces(as_json: bool) -> None:
     if not counts:
         click.echo(f"No namespaces yet (the current one is {current!r}).")
         return
-    rows = [("", "NAMESPACE", "MEMORIES")] + [
-        ("*" if name == current else "", name, str(count)) for name, count in sorted(counts.items())
-    ]
-    width = max(len(row[1]) for row in rows)
-    for mark, name, count in rows:
-        click.echo(f"{mark:1}  {name.ljust(width)}  {count}".rstrip())
+    listed = [("*" if name == current else "", name, str(count)) for name, count in sorted(counts.items())]
+    if stdout_is_terminal():
+        table(("", "NAMESPACE", "MEMORIES"), listed, right=(2,))
+    else:
+        rows = [("", "NAMESPACE", "MEMORIES"), *listed]
+        width = max(len(row[1]) for row in rows)
+        for mark, name, count in rows:
+            click.echo(f"{mark:1}  {name.ljust(width)}  {count}".rstrip())
     if current not in counts:
         click.echo(f"(the current namespace {current!r} holds no memories yet)")
 
@@ -637,10 +764,22 @@ def _registry() -> Iterator[TokenRegistry]:
 @token.command("create")
 @click.argument("user")
 @click.option("--team", "teams", multiple=True, help="A team the user belongs to (repeat for several).")
-def token_create(user: str, teams: tuple[str, ...]) -> None:
+@click.option("--json", "as_json", is_flag=True, help='Print JSON (the token under "token").')
+def token_create(user: str, teams: tuple[str, ...], as_json: bool) -> None:
     """Create a token for USER and print it (once: only its hash is kept) as one line on stdout."""
     with _registry() as registry:
         secret, info = registry.create(user, teams)
+    if as_json:
+        emit_json(
+            {
+                "token": secret,
+                "id": info.id,
+                "user": info.user,
+                "teams": list(info.teams),
+                "location": registry.location,
+            }
+        )
+        return
     click.echo(secret)
     shown = f" in team(s) {', '.join(info.teams)}" if info.teams else ""
     click.echo(
@@ -664,6 +803,14 @@ def token_list(show_all: bool, as_json: bool) -> None:
     if not rows:
         click.echo("No tokens. Create one with `mcp-memory token create USER`.")
         return
+    from .cli_display import stdout_is_terminal, table
+
+    if stdout_is_terminal():
+        table(
+            ("ID", "USER", "TEAMS", "CREATED", "REVOKED"),
+            [(t.id, t.user, ",".join(t.teams) or "-", t.created_at, t.revoked_at or "") for t in rows],
+        )
+        return
     for t in rows:
         state = "" if t.active else f"  revoked {t.revoked_at}"
         click.echo(f"{t.id}  {t.user}  teams={','.join(t.teams) or '-'}  created {t.created_at}{state}")
@@ -672,16 +819,24 @@ def token_list(show_all: bool, as_json: bool) -> None:
 @token.command("revoke")
 @click.argument("token_id", required=False)
 @click.option("--user", default=None, help="Revoke every active token of this user.")
-def token_revoke(token_id: str | None, user: str | None) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def token_revoke(token_id: str | None, user: str | None, as_json: bool) -> None:
     """Revoke the token TOKEN_ID (see `token list`), or every token of --user. Takes effect at once."""
     with _registry() as registry:
         revoked = registry.revoke(token_id, user=user)
+    if as_json:
+        emit_json({"revoked": [t.id for t in revoked]})
+        return
     click.echo(f"Revoked {len(revoked)} token(s): {', '.join(t.id for t in revoked) or 'none'}")
 
 
-# More commands on `cli`, one module each: init, reindex, build-index (vault_cli), doctor (doctor_cli),
-# config (config_cli).
-from . import config_cli, doctor_cli, vault_cli  # noqa: E402, F401
+# Modules that register more commands on `cli` (they import it from here: last, on purpose).
+from . import (  # noqa: E402
+    cli_write,  # noqa: F401  (add, update, forget, pin and unpin)
+    config_cli,  # noqa: F401  (config)
+    doctor_cli,  # noqa: F401  (doctor)
+    vault_cli,  # noqa: F401  (init, reindex and build-index)
+)
 
 
 def main(argv: list[str] | None = None) -> None:

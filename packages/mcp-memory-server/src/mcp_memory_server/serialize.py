@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # type hints only: importing this module must not import the core (numpy …)
     from mcp_memory_core.lifecycle import TTLPolicy
     from mcp_memory_core.models import (
+        DeleteOutcome,
         Memory,
         MemoryView,
         Page,
@@ -23,6 +24,7 @@ if TYPE_CHECKING:  # type hints only: importing this module must not import the 
         SearchResults,
         SimilarMemory,
         StoreOutcome,
+        UpdateOutcome,
     )
 
 
@@ -143,6 +145,26 @@ def store_receipt(outcome: StoreOutcome) -> dict[str, Any]:
     if outcome.superseded is not None:
         data["superseded"] = outcome.superseded.id
     return data
+
+
+def update_receipt(outcome: UpdateOutcome) -> dict[str, Any]:
+    """What update_memory did: the new version's ``id``, the ``superseded`` (old) id and ``status``
+    ``updated`` (get_memory shows the new version)."""
+    return {"id": outcome.memory.id, "superseded": outcome.superseded.id, "status": "updated"}
+
+
+def delete_receipt(outcome: DeleteOutcome) -> dict[str, Any]:
+    """What delete_memory did: ``id``, ``status`` (deleted / already_deleted / purged) and
+    ``success``; a purge also lists every removed version in ``purged``."""
+    data: dict[str, Any] = {"id": outcome.memory.id, "status": outcome.status, "success": True}
+    if outcome.status == "purged":
+        data["purged"] = list(outcome.purged)
+    return data
+
+
+def pin_receipt(memory: Memory, ttl: TTLPolicy) -> dict[str, Any]:
+    """What pin_memory did: ``id``, ``pinned`` and ``expires_at`` (null: never)."""
+    return {"id": memory.id, "pinned": memory.pinned, "expires_at": iso(ttl.expires_at(memory))}
 
 
 def hit_to_dict(

@@ -21,7 +21,8 @@ from .cli import EXIT_ERROR, cli, emit_json, expected_errors, fail, load_setting
 
 @cli.command("init")
 @path_option
-def init_command(path: Path | None) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: the location and what was created.")
+def init_command(path: Path | None, as_json: bool) -> None:
     """Create a new store's layout: for a vault, its entity folders and .mcp-memory.yaml (nothing
     is overwritten; no model is loaded)."""
     from .assembly import built, load_plugins
@@ -36,6 +37,9 @@ def init_command(path: Path | None) -> None:
             fail(f"The store {settings.store!r} needs no init: it creates its database on first use.")
         created: list[str] = initialize()
     where = getattr(store, "location", "?")
+    if as_json:
+        emit_json({"location": str(where), "created": created})
+        return
     if created:
         click.echo(f"Created in {where}: {', '.join(created)}.")
     else:
