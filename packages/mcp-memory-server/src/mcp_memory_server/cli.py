@@ -679,7 +679,8 @@ def token_revoke(token_id: str | None, user: str | None) -> None:
     click.echo(f"Revoked {len(revoked)} token(s): {', '.join(t.id for t in revoked) or 'none'}")
 
 
-from . import vault_cli  # noqa: E402, F401  (registers init, reindex and build-index on `cli`)
+# Register more commands on `cli`: init, reindex, build-index (vault_cli), hooks and hook (hooks_cli).
+from . import hooks_cli, vault_cli  # noqa: E402, F401
 
 
 def main(argv: list[str] | None = None) -> None:
