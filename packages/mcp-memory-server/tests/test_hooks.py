@@ -444,10 +444,18 @@ def test_no_database_yet_is_silence_and_creates_nothing(hook_env: dict[str, str]
         (["no-such-hook"], {}, False),
         (["user-prompt-submit", "--future-option", "x"], {}, True),
         (["user-prompt-submit", "--budget", "lots"], {}, True),
+        (["user-prompt-submit", "--budget"], {}, False),
         (["user-prompt-submit"], {"MCP_MEMORY_STORE": "no-such-store"}, False),
         (["user-prompt-submit"], {"MCP_MEMORY_DEDUP_THRESHOLD": "two"}, False),
     ],
-    ids=["unknown-hook", "unknown-option", "bad-budget", "unknown-store", "bad-setting"],
+    ids=[
+        "unknown-hook",
+        "unknown-option",
+        "bad-budget",
+        "budget-without-value",
+        "unknown-store",
+        "bad-setting",
+    ],
 )
 def test_usage_and_configuration_errors_never_exit_2(
     hook_env: dict[str, str],

@@ -145,10 +145,21 @@ def _result_dict(result: Any) -> dict[str, Any]:
     }
 
 
+class _NeverExit2(click.Command):
+    """A command whose usage errors (an option without its value …) are a line on stderr and exit 0."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            click.echo(f"mcp-memory hook: {exc.format_message()}", err=True)
+            ctx.exit(0)
+
+
 @cli.command(
     "hook",
+    cls=_NeverExit2,
     context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
-    add_help_option=True,
 )
 @click.argument("name", required=False, default="", metavar="NAME")
 @click.option("--budget", default=None, help="Token budget of the injected memories (default 800).")

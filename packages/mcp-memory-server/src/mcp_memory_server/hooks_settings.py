@@ -247,7 +247,7 @@ def _edit(
     if data == before:
         return SettingsResult("unchanged", path, None, ())
     backup = _backup(target, now) if raw is not None else None
-    _write_atomically(target, json.dumps(data, indent=_indent(text), ensure_ascii=False) + "\n")
+    _write_atomically(target, dump_json(data, _indent(text)) + "\n")
     return SettingsResult("created" if raw is None else action, path, backup, events)
 
 
@@ -278,13 +278,31 @@ def _parse(text: str, path: Path) -> dict[str, Any]:
     return data
 
 
-def _indent(text: str) -> int | str:
+def _indent(text: str) -> str:
     """The indentation the file already uses (two spaces for a new one)."""
     match = re.search(r"^[{\[][ \t]*\r?\n([ \t]+)\S", text, re.MULTILINE)
-    if match is None:
-        return 2
-    found = match.group(1)
-    return len(found) if set(found) == {" "} else found
+    return match.group(1) if match else "  "
+
+
+def dump_json(value: Any, indent: str = "  ", *, level: int = 0, width: int = 100) -> str:
+    """JSON as people write these files: objects one key a line, a short list of plain values on one
+    line (``"allow": ["Bash(ls)"]``), anything else expanded. The same as ``client_config.dump_json``
+    on the unmerged ``client-config`` branch: use that one once both are in."""
+    here, inner = indent * level, indent * (level + 1)
+    if isinstance(value, dict) and value:
+        items = [
+            f"{inner}{json.dumps(key, ensure_ascii=False)}: "
+            + dump_json(item, indent, level=level + 1, width=width).lstrip()
+            for key, item in value.items()
+        ]
+        return "{\n" + ",\n".join(items) + f"\n{here}}}"
+    if isinstance(value, list) and value:
+        flat = json.dumps(value, ensure_ascii=False)
+        if all(not isinstance(item, dict | list) for item in value) and len(here) + len(flat) <= width:
+            return flat
+        items = [inner + dump_json(item, indent, level=level + 1, width=width) for item in value]
+        return "[\n" + ",\n".join(items) + f"\n{here}]"
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _backup(path: Path, now: datetime | None) -> Path:
