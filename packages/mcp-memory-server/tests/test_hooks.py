@@ -431,6 +431,21 @@ def test_another_programs_database_fails_open_untouched(hook_env: dict[str, str]
     assert db.read_bytes() == before
 
 
+def test_a_stale_plugin_cache_is_rebuilt(
+    hook_env: dict[str, str], project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seed(project, monkeypatch, MEMORIES)
+    payload = prompt_payload("Which database does the team server use?", project)
+    assert "PostgreSQL" in injected(run_hook("user-prompt-submit", payload, hook_env), "UserPromptSubmit")
+    cache = Path(hook_env["MCP_MEMORY_DB_PATH"]).parent / "hook-plugins.json"
+    data = json.loads(cache.read_text())
+    assert data["providers"]["embedder:hash"] == "mcp-memory-testing"
+    data["providers"]["embedder:hash"] = "mcp-memory-minilm"  # as if the backend had moved
+    cache.write_text(json.dumps(data))
+    assert "PostgreSQL" in injected(run_hook("user-prompt-submit", payload, hook_env), "UserPromptSubmit")
+    assert json.loads(cache.read_text())["providers"]["embedder:hash"] == "mcp-memory-testing"
+
+
 def test_no_database_yet_is_silence_and_creates_nothing(hook_env: dict[str, str], project: Path) -> None:
     result = run_hook("user-prompt-submit", prompt_payload("team server", project), hook_env)
     failed_open(result)

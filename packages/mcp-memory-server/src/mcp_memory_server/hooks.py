@@ -372,7 +372,10 @@ def hook_plugins(settings: Settings) -> PluginManager:
         }
         manager = PluginManager(strict=settings.strict_plugins, disabled=disabled)
         manager.load_entry_points()
-        return manager
+        # A package that changed without a new version (an editable install) may no longer provide
+        # what the cache says: then load everything and write the cache again.
+        if all(key.partition(":")[2] in manager.names(key.partition(":")[0]) for key in wanted):  # type: ignore[arg-type]
+            return manager
     manager = load_plugins(settings)
     rows = manager.backends()  # raises PluginConflictError as the server would
     _write_plugin_cache(cache, fingerprint, {f"{row.kind}:{row.name}": row.package for row in rows})
