@@ -835,6 +835,7 @@ from . import (  # noqa: E402
     cli_write,  # noqa: F401  (add, update, forget, pin and unpin)
     config_cli,  # noqa: F401  (config)
     doctor_cli,  # noqa: F401  (doctor)
+    hooks_cli,  # noqa: F401  (hooks install/uninstall, hook EVENT)
     vault_cli,  # noqa: F401  (init, reindex and build-index)
 )
 

@@ -1,0 +1,342 @@
+"""``mcp-memory hooks install|uninstall``: our entries in Claude Code's ``settings.json`` (issue 16).
+
+Claude Code reads hooks from ``~/.claude/settings.json`` (user), ``.claude/settings.json`` (project,
+usually committed) and ``.claude/settings.local.json`` (project, personal), all of the shape
+``{"hooks": {"<Event>": [{"matcher": "...", "hooks": [{"type": "command", "command": "...",
+"timeout": <seconds>}]}]}}``; ``matcher`` may be left out for events that have none
+(UserPromptSubmit, Stop) and then matches everything (code.claude.com/docs/en/hooks, "Configuration";
+the sources of the whole contract are in :mod:`.hooks`).
+
+What this module promises about the user's file: every other key, event, group and handler stays
+as it was; the file is copied to ``<file>.bak-<YYYYmmdd-HHMMSS>`` before it changes and replaced
+atomically (its mode kept); a file that is not a JSON object (or whose ``hooks`` is not one) is
+refused in one sentence and left untouched; installing what is already there changes nothing.
+A handler is ours when its command runs ``mcp-memory hook <name>`` (whatever the path before it), so
+``uninstall`` removes exactly those and a reinstall from another path replaces them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import sys
+import tempfile
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+SERVER_SCRIPT = "mcp-memory"
+
+# event -> (our command's name, Claude Code's timeout for it in seconds). A hook that times out is a
+# non-blocking error for Claude Code: the prompt goes on without the context.
+READ_EVENTS = {"SessionStart": ("session-start", 15), "UserPromptSubmit": ("user-prompt-submit", 15)}
+WRITE_EVENTS = {"Stop": ("stop", 30), "PreCompact": ("pre-compact", 30)}
+HOOK_NAMES = tuple(name for name, _ in (*READ_EVENTS.values(), *WRITE_EVENTS.values()))
+DEFAULT_BUDGET = 800
+
+_OURS = re.compile(
+    r"(?:^|[\s/\\'\"])"
+    + re.escape(SERVER_SCRIPT)
+    + r"(?:\.exe)?['\"]?\s+hook\s+(?:"
+    + "|".join(re.escape(name) for name in HOOK_NAMES)
+    + r")(?:\s|$)"
+)
+
+
+class HookSettingsError(Exception):
+    """Something the user can fix: one sentence, shown without a traceback."""
+
+
+# -- the command Claude Code runs -------------------------------------------------------------------
+def find_uv_workspace(start: Path) -> Path | None:
+    """The uv workspace whose sources ``start`` lies in (a clone of mcp-memory), or None."""
+    for folder in [start, *start.parents]:
+        pyproject = folder / "pyproject.toml"
+        if not pyproject.is_file():
+            continue
+        try:
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue
+        if isinstance(data.get("tool", {}).get("uv", {}).get("workspace"), dict):
+            return folder
+    return None
+
+
+def launch_command(
+    *,
+    argv0: str | None = None,
+    package_dir: Path | None = None,
+    executable: str | None = None,
+    which: Callable[[str], str | None] = shutil.which,
+) -> list[str]:
+    """The absolute command that starts this machine's mcp-memory, the way ``mcp-memory config``
+    (branch ``client-config``, ``client_config.detect_launch``) chooses it; a small copy until that
+    branch is merged, then this should call it: from a clone's sources ``uv run --project CLONE
+    mcp-memory`` (``--project`` keeps Claude Code's working directory, hence the project's
+    namespace); else the ``mcp-memory`` script that is running, or the one beside this Python; else
+    ``python -m mcp_memory_server``."""
+    argv0 = sys.argv[0] if argv0 is None else argv0
+    package_dir = Path(__file__).resolve().parent if package_dir is None else package_dir
+    executable = sys.executable if executable is None else executable
+    installed = "site-packages" in package_dir.parts  # a user's own uv project around its .venv is not ours
+    workspace = None if installed else find_uv_workspace(package_dir)
+    if workspace is not None:
+        uv = which("uv") or os.environ.get("UV")  # `uv run` names itself in $UV
+        return [os.path.abspath(uv) if uv else "uv", "run", "--project", str(workspace), SERVER_SCRIPT]
+    script = Path(os.path.abspath(argv0)) if argv0 else None
+    if (
+        script is not None
+        and script.name.lower() in (SERVER_SCRIPT, f"{SERVER_SCRIPT}.exe")
+        and script.is_file()
+    ):
+        return [str(script)]
+    beside = Path(executable).parent / SERVER_SCRIPT
+    for candidate in (beside, beside.with_suffix(".exe")):
+        if candidate.is_file():
+            return [str(candidate)]
+    return [executable, "-m", "mcp_memory_server"]
+
+
+def hook_entries(
+    launch: list[str], *, budget: int = DEFAULT_BUDGET, store_decisions: bool = False
+) -> dict[str, dict[str, Any]]:
+    """Event -> our handler (``{"type": "command", "command": ..., "timeout": ...}``). The Stop and
+    PreCompact handlers only with ``store_decisions`` (they exist only to store decisions)."""
+    events = {**READ_EVENTS, **(WRITE_EVENTS if store_decisions else {})}
+    entries = {}
+    for event, (name, timeout) in events.items():
+        words = [*launch, "hook", name]
+        if event in READ_EVENTS and budget != DEFAULT_BUDGET:
+            words += ["--budget", str(budget)]
+        if event in WRITE_EVENTS:
+            words.append("--store-decisions")
+        # `|| true`: a command that cannot even start (uv exits with 2 when the clone has moved) must
+        # not block the prompt; Claude Code runs the command through a shell.
+        entries[event] = {"type": "command", "command": f"{shlex.join(words)} || true", "timeout": timeout}
+    return entries
+
+
+def is_ours(handler: Any) -> bool:
+    return (
+        isinstance(handler, dict)
+        and isinstance(handler.get("command"), str)
+        and bool(_OURS.search(handler["command"]))
+    )
+
+
+# -- where the file is -------------------------------------------------------------------------------
+def settings_path(*, user: bool, project: Path | None, local: bool = False) -> Path:
+    if user:
+        return Path.home() / ".claude" / "settings.json"
+    folder = (project or Path.cwd()).expanduser().absolute()
+    return folder / ".claude" / ("settings.local.json" if local else "settings.json")
+
+
+# -- merging -----------------------------------------------------------------------------------------
+Action = Literal["created", "updated", "unchanged", "removed", "absent"]
+
+
+@dataclass(frozen=True)
+class SettingsResult:
+    action: Action
+    file: Path
+    backup: Path | None
+    events: tuple[str, ...]  # the events whose handlers were added, replaced or removed
+
+
+def install_hooks(
+    path: Path, entries: Mapping[str, dict[str, Any]], *, now: datetime | None = None
+) -> SettingsResult:
+    """Merge ``entries`` into the settings file at ``path``: each event gets our handler, as a group
+    of its own appended to the event's list; a handler of ours that differs (another path, budget or
+    option) is removed first, wherever it is; one that is already right stays where it is. Our Stop
+    and PreCompact handlers go when ``entries`` has none (installed again without --store-decisions)."""
+    return _edit(path, lambda data: _install(data, entries), now, "updated")
+
+
+def uninstall_hooks(path: Path, *, now: datetime | None = None) -> SettingsResult:
+    """Remove every handler of ours (and the groups, events and ``hooks`` key left empty by it)."""
+    if not path.expanduser().exists():
+        return SettingsResult("absent", path, None, ())
+    return _edit(path, _uninstall, now, "removed")
+
+
+def _install(data: dict[str, Any], entries: Mapping[str, dict[str, Any]]) -> tuple[str, ...]:
+    hooks = data.setdefault("hooks", {})
+    changed: list[str] = []
+    for event in (*READ_EVENTS, *WRITE_EVENTS):
+        wanted = entries.get(event)
+        groups = hooks.get(event, [])
+        present = (
+            any(isinstance(group, dict) and wanted in group.get("hooks", []) for group in groups)
+            if wanted is not None
+            else False
+        )
+        removed = _remove_ours(hooks, event, keep=wanted if present else None)
+        if wanted is not None and not present:
+            hooks.setdefault(event, []).append({"hooks": [wanted]})
+        if removed or (wanted is not None and not present):
+            changed.append(event)
+    if not hooks:
+        del data["hooks"]
+    return tuple(changed)
+
+
+def _uninstall(data: dict[str, Any]) -> tuple[str, ...]:
+    hooks = data.get("hooks")
+    if not isinstance(hooks, dict):
+        return ()
+    changed = tuple(event for event in list(hooks) if _remove_ours(hooks, event, keep=None))
+    if not hooks:
+        del data["hooks"]
+    return changed
+
+
+def _remove_ours(hooks: dict[str, Any], event: str, *, keep: dict[str, Any] | None) -> bool:
+    """Drop our handlers of ``event`` except one equal to ``keep``; drop groups and the event when
+    that leaves them empty. True if anything was dropped."""
+    groups = hooks.get(event)
+    if not isinstance(groups, list):
+        return False
+    removed = False
+    kept_groups = []
+    for group in groups:
+        handlers = group.get("hooks") if isinstance(group, dict) else None
+        if not isinstance(handlers, list):
+            kept_groups.append(group)
+            continue
+        remaining = [h for h in handlers if not is_ours(h) or (keep is not None and h == keep)]
+        if len(remaining) != len(handlers):
+            removed = True
+            if not remaining:
+                continue
+            group = {**group, "hooks": remaining}
+        kept_groups.append(group)
+    if kept_groups:
+        hooks[event] = kept_groups
+    else:
+        del hooks[event]
+    return removed
+
+
+def _edit(
+    path: Path,
+    change: Callable[[dict[str, Any]], tuple[str, ...]],
+    now: datetime | None,
+    action: Action,
+) -> SettingsResult:
+    path = path.expanduser()
+    target = path.resolve() if path.is_symlink() else path  # write through a dotfiles symlink
+    try:
+        raw = target.read_bytes() if target.exists() else None
+    except OSError as exc:
+        raise HookSettingsError(f"Cannot read {path}: {exc.strerror or exc}.") from None
+    if raw is not None and not target.is_file():
+        raise HookSettingsError(f"{path} is not a file.")
+    text = _decode(raw, path) if raw is not None else ""
+    data = _parse(text, path)
+    before = json.loads(json.dumps(data))
+    events = change(data)
+    if data == before:
+        return SettingsResult("unchanged", path, None, ())
+    backup = _backup(target, now) if raw is not None else None
+    _write_atomically(target, dump_json(data, _indent(text)) + "\n")
+    return SettingsResult("created" if raw is None else action, path, backup, events)
+
+
+def _decode(raw: bytes, path: Path) -> str:
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise HookSettingsError(f"{path} is not UTF-8 text; left untouched.") from None
+
+
+def _parse(text: str, path: Path) -> dict[str, Any]:
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise HookSettingsError(
+            f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); left untouched."
+        ) from None
+    if not isinstance(data, dict):
+        raise HookSettingsError(f"{path} does not hold a JSON object; left untouched.")
+    hooks = data.get("hooks")
+    if hooks is not None and not isinstance(hooks, dict):
+        raise HookSettingsError(f"'hooks' in {path} is not a JSON object; left untouched.")
+    for event in (*READ_EVENTS, *WRITE_EVENTS):
+        if hooks is not None and event in hooks and not isinstance(hooks[event], list):
+            raise HookSettingsError(f"hooks.{event} in {path} is not a JSON array; left untouched.")
+    return data
+
+
+def _indent(text: str) -> str:
+    """The indentation the file already uses (two spaces for a new one)."""
+    match = re.search(r"^[{\[][ \t]*\r?\n([ \t]+)\S", text, re.MULTILINE)
+    return match.group(1) if match else "  "
+
+
+def dump_json(value: Any, indent: str = "  ", *, level: int = 0, width: int = 100) -> str:
+    """JSON as people write these files: objects one key a line, a short list of plain values on one
+    line (``"allow": ["Bash(ls)"]``), anything else expanded. The same as ``client_config.dump_json``
+    on the unmerged ``client-config`` branch: use that one once both are in."""
+    here, inner = indent * level, indent * (level + 1)
+    if isinstance(value, dict) and value:
+        items = [
+            f"{inner}{json.dumps(key, ensure_ascii=False)}: "
+            + dump_json(item, indent, level=level + 1, width=width).lstrip()
+            for key, item in value.items()
+        ]
+        return "{\n" + ",\n".join(items) + f"\n{here}}}"
+    if isinstance(value, list) and value:
+        flat = json.dumps(value, ensure_ascii=False)
+        if all(not isinstance(item, dict | list) for item in value) and len(here) + len(flat) <= width:
+            return flat
+        items = [inner + dump_json(item, indent, level=level + 1, width=width) for item in value]
+        return "[\n" + ",\n".join(items) + f"\n{here}]"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _backup(path: Path, now: datetime | None) -> Path:
+    stamp = (now or datetime.now()).strftime("%Y%m%d-%H%M%S")
+    backup = path.with_name(f"{path.name}.bak-{stamp}")
+    serial = 1
+    while backup.exists():
+        serial += 1
+        backup = path.with_name(f"{path.name}.bak-{stamp}-{serial}")
+    try:
+        shutil.copy2(path, backup)
+    except OSError as exc:
+        raise HookSettingsError(
+            f"Cannot back up {path} to {backup}: {exc.strerror or exc}; left untouched."
+        ) from None
+    return backup
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """A temporary file beside ``path``, flushed to disk, renamed over it (keeping its mode)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        mode = path.stat().st_mode & 0o7777 if path.exists() else None
+        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise HookSettingsError(f"Cannot write {path}: {exc.strerror or exc}.") from None
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        if mode is not None:
+            os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except OSError as exc:
+        Path(temporary).unlink(missing_ok=True)
+        raise HookSettingsError(f"Cannot write {path}: {exc.strerror or exc}.") from None
