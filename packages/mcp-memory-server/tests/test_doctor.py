@@ -212,7 +212,7 @@ def test_an_embedder_that_cannot_load_fails_with_the_reinstall(
 
 
 @pytest.mark.skipif(importlib.util.find_spec("mcp_memory_minilm") is None, reason="needs the minilm plugin")
-def test_vectors_of_another_model_fail_with_export_and_import(
+def test_vectors_of_another_model_fail_with_reindex_as_the_fix(
     sqlite_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     create_database("hash")  # bound to hash-64
@@ -221,8 +221,8 @@ def test_vectors_of_another_model_fail_with_export_and_import(
     assert only_failures(found) == {"model"}
     model = found["model"]
     assert "holds vectors of 'hash-64' (64-d), but the configured embedder 'minilm' makes" in model["message"]
-    assert "MCP_MEMORY_EMBEDDER=hash mcp-memory export --all-namespaces -o memories.jsonl" in model["fix"]
-    assert "mcp-memory import memories.jsonl" in model["fix"]
+    assert "Run `mcp-memory reindex` (re-embeds every memory with minilm in place" in model["fix"]
+    assert "or set MCP_MEMORY_EMBEDDER=hash again" in model["fix"]
     assert model["details"]["writer"] == "hash"
 
 

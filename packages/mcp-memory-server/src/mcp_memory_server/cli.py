@@ -836,7 +836,8 @@ from . import (  # noqa: E402
     config_cli,  # noqa: F401  (config)
     doctor_cli,  # noqa: F401  (doctor)
     hooks_cli,  # noqa: F401  (hooks install/uninstall, hook EVENT)
-    vault_cli,  # noqa: F401  (init, reindex and build-index)
+    reindex_cli,  # noqa: F401  (reindex and build-index)
+    vault_cli,  # noqa: F401  (init)
 )
 
 

@@ -761,8 +761,22 @@ def check_model(ctx: Context) -> Check:
         else ("install and select the embedder that wrote it")
     )
     store = ctx.store()
-    if callable(getattr(store, "reset_index", None)) and callable(getattr(store, "refresh", None)):
-        fix = f"Run `mcp-memory reindex` (rebuilds the index from your notes with {settings.embedder}), or {back}."
+    capabilities = store.capabilities
+    if capabilities.derived_index:
+        return warn(
+            "model",
+            f"The newest index of {where} is of {diagnosis.model_id!r}; the configured embedder "
+            f"{settings.embedder!r} makes {configured!r}, which gets an index of its own, built from "
+            "the notes at the first call.",
+            "Build it now, with a progress bar: `mcp-memory reindex` (the other model's index stays "
+            "for servers still using it).",
+            **details,
+        )
+    if capabilities.reembed:
+        fix = (
+            f"Run `mcp-memory reindex` (re-embeds every memory with {settings.embedder} in place; "
+            f"resumable; servers on the old model keep working until it switches), or {back}."
+        )
     else:
         old = f"MCP_MEMORY_EMBEDDER={writer} " if writer else ""
         fix = (
