@@ -679,7 +679,7 @@ def token_revoke(token_id: str | None, user: str | None) -> None:
     click.echo(f"Revoked {len(revoked)} token(s): {', '.join(t.id for t in revoked) or 'none'}")
 
 
-from . import vault_cli  # noqa: E402, F401  (registers init, reindex and build-index on `cli`)
+from . import ui_cli, vault_cli  # noqa: E402, F401  (register ui, init, reindex and build-index on `cli`)
 
 
 def main(argv: list[str] | None = None) -> None:
