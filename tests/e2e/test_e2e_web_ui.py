@@ -221,7 +221,9 @@ def test_keyboard_focus_is_visible_and_in_order(page, server):
     order = []
     for _ in range(8):
         page.keyboard.press("Tab")
-        order.append(page.evaluate("() => document.activeElement.textContent.trim() || document.activeElement.id"))
+        order.append(
+            page.evaluate("() => document.activeElement.textContent.trim() || document.activeElement.id")
+        )
     assert order[:7] == ["Skip to content", "mcp-memory", "Browse", "Search", "Import", "Export", "Stats"]
     outline = page.evaluate("() => getComputedStyle(document.activeElement).outlineStyle")
     assert outline not in ("", "none")
@@ -282,7 +284,9 @@ def test_mcp_memory_ui_serves_the_local_user_on_loopback_and_opens_the_browser(b
     opened = tmp_path / "opened.txt"
     fake_browser = tmp_path / "browser.py"
     fake_browser.write_text(f"import sys, pathlib\npathlib.Path({str(opened)!r}).write_text(sys.argv[1])\n")
-    env = server_env(tmp_path / "memories.db", MCP_MEMORY_EMBEDDER="hash", BROWSER=f"{sys.executable} {fake_browser} %s")
+    env = server_env(
+        tmp_path / "memories.db", MCP_MEMORY_EMBEDDER="hash", BROWSER=f"{sys.executable} {fake_browser} %s"
+    )
     refused = subprocess.run(
         [*module_command(), "ui", "--host", "0.0.0.0", "--no-browser"],
         env=env,

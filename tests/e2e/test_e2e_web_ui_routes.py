@@ -93,7 +93,11 @@ def missing_like(http: Any, method: str, path: str, memory_id: str, **kwargs: An
 
 
 WRITES = [
-    ("POST", "/ui/memories/{id}/edit", {"content": "hijacked", "type": "semantic", "privacy_scope": "public"}),
+    (
+        "POST",
+        "/ui/memories/{id}/edit",
+        {"content": "hijacked", "type": "semantic", "privacy_scope": "public"},
+    ),
     ("POST", "/ui/memories/{id}/pin", {"pinned": "true"}),
     ("POST", "/ui/memories/{id}/delete", {}),
     ("POST", "/ui/memories/{id}/restore", {}),
@@ -184,7 +188,9 @@ def test_login_keeps_the_token_server_side_behind_a_strict_cookie_and_forms_need
         assert page.status_code == 200 and server.tokens["alice"] not in page.text
         forged = browser.post(f"/ui/memories/{alices['private']}/pin", data={"pinned": "true"})
         assert forged.status_code == 403 and "expired" in forged.text
-        wrong = browser.post(f"/ui/memories/{alices['private']}/pin", data={"pinned": "true", "csrf": "x" * 43})
+        wrong = browser.post(
+            f"/ui/memories/{alices['private']}/pin", data={"pinned": "true", "csrf": "x" * 43}
+        )
         assert wrong.status_code == 403
         pinned = browser.post(
             f"/ui/memories/{alices['private']}/pin", data={"pinned": "true", "csrf": csrf_of(page.text)}

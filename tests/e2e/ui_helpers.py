@@ -46,7 +46,12 @@ def chromium_path() -> str:
 
 def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [*module_command(), *args], env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
+        [*module_command(), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
     )
 
 
@@ -108,7 +113,14 @@ def chatgpt_export(conversation_id: str, messages: list[str], start: int = 1_700
             mapping[previous]["children"].append(node)
         previous = node
     return json.dumps(
-        [{"id": conversation_id, "title": f"chat {conversation_id}", "create_time": start, "mapping": mapping}]
+        [
+            {
+                "id": conversation_id,
+                "title": f"chat {conversation_id}",
+                "create_time": start,
+                "mapping": mapping,
+            }
+        ]
     ).encode()
 
 
