@@ -684,6 +684,28 @@ class MemoryEngine:
         deleted = memory.model_copy(update={"deleted_at": now, "updated_at": now})
         return DeleteOutcome(memory=deleted, status="deleted", head_id=self._head_id(deleted, scope))
 
+    def restore_memory(self, memory_id: str, *, scope: Scope | None = None) -> Memory:
+        """Undo a soft delete: clear the tombstone of a deleted memory, which is searchable and listed
+        again as it was (a restored head is current again; a restored older version resolves to its
+        head). Owner only; a memory outside the scope is missing. A memory that is not deleted, or
+        one its type's lifetime tombstoned (it would expire again at once), cannot be restored: the
+        error says what to do instead. A purged memory is gone for good."""
+        scope = self._scope(scope)
+        memory_id = validate_id(memory_id)
+        self._ready()
+        with self.store.transaction():
+            memory = self._owned(memory_id, scope, "restore")
+            if not memory.is_deleted:
+                raise MemoryStateError(f"Memory {memory_id} is not deleted; there is nothing to restore.")
+            if self.ttl.is_expired(memory, self.clock()):
+                raise MemoryStateError(
+                    f"Memory {memory_id} expired (the lifetime of {memory.type} memories is over); "
+                    "restored, it would expire again at once. Store its content again as a new memory."
+                )
+            now = self.clock()
+            self.store.update_fields(memory_id, {"deleted_at": None, "updated_at": now})
+        return memory.model_copy(update={"deleted_at": None, "updated_at": now})
+
     def pin_memory(self, memory_id: str, pinned: bool = True, *, scope: Scope | None = None) -> Memory:
         """Pin (or unpin) the current version of a memory: pinned memories never expire. Owner only."""
         scope = self._scope(scope)

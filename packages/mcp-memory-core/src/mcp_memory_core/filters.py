@@ -11,6 +11,7 @@ from .errors import InvalidInputError
 from .models import MemoryFilter, MemoryType
 from .validation import (
     validate_datetime,
+    validate_flag,
     validate_metadata_filter,
     validate_tags,
     validate_thread,
@@ -22,8 +23,8 @@ from .validation import (
 class Filters:
     """User-facing filters: memory types (any of), tags (``any`` or ``all`` of them), a creation time
     range (``created_after`` inclusive, ``created_before`` exclusive), the same for when the memory
-    happened (``occurred_after`` / ``occurred_before``), one conversation (``thread``) and metadata
-    key = value pairs."""
+    happened (``occurred_after`` / ``occurred_before``), one conversation (``thread``), metadata
+    key = value pairs and whether the memory is pinned (``pinned``; ``None``: either)."""
 
     types: frozenset[MemoryType] | None = None
     tags: tuple[str, ...] | None = None
@@ -34,6 +35,7 @@ class Filters:
     occurred_after: datetime | None = None
     occurred_before: datetime | None = None
     thread: str | None = None
+    pinned: bool | None = None
 
     @classmethod
     def parse(
@@ -48,6 +50,7 @@ class Filters:
         occurred_after: datetime | str | None = None,
         occurred_before: datetime | str | None = None,
         thread: str | None = None,
+        pinned: bool | None = None,
     ) -> Filters:
         if tags_match not in ("any", "all"):
             raise InvalidInputError(f"tags_match must be 'any' or 'all'; got {tags_match!r}.")
@@ -63,6 +66,7 @@ class Filters:
             occurred_after=occurred_from,
             occurred_before=occurred_to,
             thread=None if thread is None else validate_thread(thread),
+            pinned=None if pinned is None else validate_flag(pinned, "pinned"),
         )
 
     def where(self, namespace: str | None, *, include_superseded: bool) -> MemoryFilter:
@@ -79,6 +83,7 @@ class Filters:
             occurred_after=self.occurred_after,
             occurred_before=self.occurred_before,
             threads=None if self.thread is None else frozenset({self.thread}),
+            pinned=self.pinned,
         )
 
 

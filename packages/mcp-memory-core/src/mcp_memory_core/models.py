@@ -173,6 +173,7 @@ class MemoryFilter:
             or self.occurred_after is not None
             or self.occurred_before is not None
             or self.threads is not None
+            or self.pinned is not None
             or self.metadata
         )
 

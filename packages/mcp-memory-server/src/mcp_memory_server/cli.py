@@ -837,6 +837,7 @@ from . import (  # noqa: E402
     doctor_cli,  # noqa: F401  (doctor)
     hooks_cli,  # noqa: F401  (hooks install/uninstall, hook EVENT)
     reindex_cli,  # noqa: F401  (reindex and build-index)
+    ui_cli,  # noqa: F401  (ui)
     vault_cli,  # noqa: F401  (init)
 )
 

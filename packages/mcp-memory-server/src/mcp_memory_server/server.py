@@ -33,7 +33,7 @@ def serve_stdio(settings: Settings | None = None) -> None:
 
 
 def serve_http(settings: Settings, *, host: str = "127.0.0.1", port: int = 8000, auth: bool = True) -> None:
-    """Serve streamable HTTP at http://HOST:PORT/mcp until interrupted.
+    """Serve streamable HTTP at http://HOST:PORT/mcp, and the web UI at /ui, until interrupted.
 
     With ``auth`` (the default) every request needs ``Authorization: Bearer <token>`` of an active
     token (``mcp-memory token create``) and acts as that token's user; without it the server is the
@@ -65,6 +65,9 @@ def serve_http(settings: Settings, *, host: str = "127.0.0.1", port: int = 8000,
             tokens.location,
         )
     starlette_app = app.streamable_http_app(host=host, transport_security=security.transport)
+    from .ui import mount_ui
+
+    mount_ui(starlette_app, service, security)  # /ui: the same tokens, checks and Scope (docs/ui.md)
     config = uvicorn.Config(
         starlette_app,
         host=host,
@@ -74,7 +77,8 @@ def serve_http(settings: Settings, *, host: str = "127.0.0.1", port: int = 8000,
         access_log=False,
     )
     log.info(
-        "mcp-memory serving streamable HTTP at %s/mcp (store: %s; %s)",
+        "mcp-memory serving streamable HTTP at %s/mcp and the web UI at %s/ui/ (store: %s; %s)",
+        security.public_url,
         security.public_url,
         engine.store.location,
         f"bearer tokens from {tokens.location}" if tokens is not None else "no auth: loopback only",

@@ -1,0 +1,590 @@
+"""The web UI's pages: server-rendered HTML (Jinja2) over the engine, mounted at ``/ui``.
+
+Every page that touches memories runs ``fn(engine, scope)`` through
+:meth:`MemoryService.call_scoped` with the request's access token, exactly as the MCP tools do, so
+the engine's Scope alone decides what is shown and what may change; a memory outside the scope is
+the same 404 page as a missing id. Writes are POST forms answered with a redirect (303), so the
+pages work without JavaScript; ``static/ui.js`` only adds conveniences (import progress without
+reloads, a confirmation before delete).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Awaitable, Callable
+from contextlib import suppress
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlencode
+
+import anyio.to_thread
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.datastructures import UploadFile
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from .auth import CSRF_FIELD, CSRF_HEADER, Caller, UiAuth
+from .imports import FORMATS, ImportJobs, prepare_import
+
+if TYPE_CHECKING:
+    from mcp_memory_core.engine import MemoryEngine
+    from mcp_memory_core.scope import Scope
+
+    from ..http_security import HttpSecurity
+    from ..service import MemoryService
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+PREFIX = "/ui"
+PAGE_SIZE = 50
+SEARCH_LIMIT = 20
+MAX_UPLOAD_MB = 256
+MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 1024 * 1024
+MEMORY_TYPES = ("semantic", "episodic", "procedural", "working")
+PRIVACY = ("private", "team", "public")
+STATIC_DIR = Path(__file__).parent / "static"
+# What a redirect may announce on the next page: fixed texts, never text taken from the URL.
+NOTICES = {
+    "updated": "Saved: a new version of the memory was created.",
+    "pinned": "Pinned: this memory never expires.",
+    "unpinned": "Unpinned.",
+    "deleted": "Deleted. It no longer appears in search or lists; you can restore it.",
+    "restored": "Restored: the memory is back in search and lists.",
+    "logged_out": "You are logged out.",
+}
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    # same-origin, not no-referrer: under no-referrer Chromium sends "Origin: null" with a form's POST,
+    # which the Origin check (rightly) refuses
+    "Referrer-Policy": "same-origin",
+    "X-Frame-Options": "DENY",
+    "Cache-Control": "no-store",
+}
+
+Handler = Callable[[Request, Caller], Awaitable[Response]]
+
+
+class PageError(Exception):
+    """An error page: ``status`` and one sentence."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def _templates() -> Environment:
+    env = Environment(
+        loader=PackageLoader("mcp_memory_server.ui", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["when"] = _when
+    env.filters["pretty_json"] = lambda value: json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+    return env
+
+
+def _when(value: str | None) -> str:
+    """An ISO time as ``2026-01-31 09:00 UTC`` (the page's time element keeps the exact value)."""
+    if not value:
+        return ""
+    try:
+        return datetime.fromisoformat(value).astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    except ValueError:
+        return value
+
+
+class UiApp:
+    """The routes of the UI and what they share: the service, the auth checks, the templates."""
+
+    def __init__(self, service: MemoryService, security: HttpSecurity) -> None:
+        self.service = service
+        self.auth = UiAuth(security, local_user=lambda: service.engine().default_scope.principal)
+        self.jobs = ImportJobs(service)
+        self.env = _templates()
+
+    # -- plumbing --------------------------------------------------------------------------------
+    def routes(self) -> list[BaseRoute]:
+        page = self.page
+        return [
+            Route("/", page(self.browse), methods=["GET"]),
+            Route("/login", self.login, methods=["GET", "POST"]),
+            Route("/logout", page(self.logout, write=True), methods=["POST"]),
+            Route("/search", page(self.search), methods=["GET"]),
+            Route("/memories/{memory_id}", page(self.memory), methods=["GET"]),
+            Route("/memories/{memory_id}/edit", page(self.edit, write=True), methods=["POST"]),
+            Route("/memories/{memory_id}/pin", page(self.pin, write=True), methods=["POST"]),
+            Route("/memories/{memory_id}/delete", page(self.delete, write=True), methods=["POST"]),
+            Route("/memories/{memory_id}/restore", page(self.restore, write=True), methods=["POST"]),
+            Route("/import", page(self.import_form), methods=["GET"]),
+            Route("/import", page(self.import_upload, write=True), methods=["POST"]),
+            Route("/import/{job_id}", page(self.import_job), methods=["GET"]),
+            Route("/import/{job_id}/status", page(self.import_status), methods=["GET"]),
+            Route("/export", page(self.export_form), methods=["GET"]),
+            Route("/export/download", page(self.export_download), methods=["GET"]),
+            Route("/stats", page(self.stats), methods=["GET"]),
+            Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
+        ]
+
+    def page(self, handler: Handler, *, write: bool = False) -> Callable[[Request], Awaitable[Response]]:
+        """Host/Origin checks, then the caller (or the login page), the CSRF token of a write, then
+        ``handler``; a PageError or an engine refusal becomes an error page with its status."""
+
+        async def endpoint(request: Request) -> Response:
+            refused = await self.auth.check_request(request)
+            if refused is not None:
+                return refused
+            caller = await self.auth.caller(request)
+            if caller is None:
+                return self._unauthenticated(request)
+            if write:
+                if int(request.headers.get("content-length") or 0) > MAX_UPLOAD_BYTES:
+                    return self.error(request, caller, 413, f"The upload is larger than {MAX_UPLOAD_MB} MB.")
+                # parsed once here (Starlette keeps it for the handler); never a token from the URL
+                form = await request.form(max_files=1 if _is_multipart(request) else 0, max_fields=20)
+                submitted = request.headers.get(CSRF_HEADER) or str(form.get(CSRF_FIELD, ""))
+                if not self.auth.csrf_ok(caller, submitted):
+                    return self.error(
+                        request, caller, 403, "This form has expired: reload the page and try again."
+                    )
+            try:
+                response = await handler(request, caller)
+            except PageError as exc:
+                return self.error(request, caller, exc.status, exc.message)
+            _secure(response)
+            return response
+
+        return endpoint
+
+    def _unauthenticated(self, request: Request) -> Response:
+        wants_page = request.method == "GET" and "application/json" not in request.headers.get("accept", "")
+        if wants_page and "authorization" not in request.headers:
+            target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+            return _secure(RedirectResponse(f"{PREFIX}/login?{urlencode({'next': target})}", status_code=303))
+        return _secure(
+            JSONResponse(
+                {"error": "Not authenticated: log in, or send Authorization: Bearer <token>."},
+                status_code=401,
+                headers={"WWW-Authenticate": 'Bearer realm="mcp-memory"'},
+            )
+        )
+
+    def render(
+        self, request: Request, caller: Caller | None, template: str, status: int = 200, **context: Any
+    ) -> HTMLResponse:
+        notice = NOTICES.get(request.query_params.get("done", ""))
+        html = self.env.get_template(template).render(
+            base=PREFIX,
+            me=caller,
+            can_logout=caller is not None and caller.session_id is not None,
+            notice=notice,
+            **context,
+        )
+        return _secure(HTMLResponse(html, status_code=status))
+
+    def error(self, request: Request, caller: Caller | None, status: int, message: str) -> HTMLResponse:
+        titles = {
+            400: "Not possible",
+            403: "Not allowed",
+            404: "Not found",
+            409: "Not possible",
+            413: "Too large",
+        }
+        return self.render(
+            request, caller, "error.html", status=status, title=titles.get(status, "Error"), message=message
+        )
+
+    async def scoped(self, caller: Caller, fn: Callable[[MemoryEngine, Scope], T]) -> T:
+        """``fn(engine, scope)`` off the event loop, the scope built from the caller's token by the
+        service, as for every MCP tool call; engine refusals become error pages."""
+        from mcp_memory_core.errors import (
+            InvalidInputError,
+            MemoryNotFoundError,
+            MemoryServerError,
+            MemoryStateError,
+            NotOwnerError,
+            StorageError,
+        )
+
+        try:
+            return await self.service.call_scoped(fn, caller.access)
+        except MemoryNotFoundError as exc:
+            raise PageError(404, str(exc)) from exc
+        except NotOwnerError as exc:
+            raise PageError(403, str(exc)) from exc
+        except MemoryStateError as exc:
+            raise PageError(409, str(exc)) from exc
+        except InvalidInputError as exc:
+            raise PageError(400, str(exc)) from exc
+        except StorageError as exc:
+            raise PageError(503, str(exc)) from exc
+        except MemoryServerError as exc:
+            raise PageError(400, str(exc)) from exc
+
+    # -- login -----------------------------------------------------------------------------------
+    async def login(self, request: Request) -> Response:
+        refused = await self.auth.check_request(request)
+        if refused is not None:
+            return refused
+        target = _safe_next(request.query_params.get("next"))
+        if not self.auth.required:
+            return _secure(RedirectResponse(target, status_code=303))
+        if request.method == "GET":
+            return self.render(request, None, "login.html", title="Log in", next=target, failed=False)
+        form = await request.form(max_files=0)
+        target = _safe_next(str(form.get("next", "")) or target)
+        token = str(form.get("token", "")).strip()
+        access = await self.auth.verify(token)
+        if access is None:
+            log.info("UI login refused: not an active token")
+            return self.render(
+                request, None, "login.html", status=401, title="Log in", next=target, failed=True
+            )
+        session_id, _ = self.auth.sessions.create(token)
+        response = RedirectResponse(target, status_code=303)
+        self.auth.set_session_cookie(response, session_id)
+        return _secure(response)
+
+    async def logout(self, request: Request, caller: Caller) -> Response:
+        self.auth.sessions.drop(caller.session_id)
+        response = RedirectResponse(f"{PREFIX}/login?done=logged_out", status_code=303)
+        self.auth.clear_session_cookie(response)
+        return response
+
+    # -- browse and search -----------------------------------------------------------------------
+    async def browse(self, request: Request, caller: Caller) -> Response:
+        query = request.query_params
+        chosen = _filter_values(query)
+        cursor = query.get("cursor") or None
+
+        def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
+            from ..serialize import memory_to_dict
+
+            filters = _filters(chosen)
+            page = engine.list_memories(
+                PAGE_SIZE, cursor, filters, namespace=_namespace(chosen["namespace"]), scope=scope
+            )
+            now = engine.clock()
+            return {
+                "memories": [memory_to_dict(m, engine.ttl, now) for m in page.memories],
+                "total": page.total,
+                "next_cursor": page.next_cursor,
+                "namespaces": sorted(engine.list_namespaces(scope=scope)),
+                "home": list(scope.home_namespaces),
+            }
+
+        data = await self.scoped(caller, do)
+        next_url = None
+        if data["next_cursor"]:
+            next_url = f"{PREFIX}/?" + urlencode({**_query_dict(query), "cursor": data["next_cursor"]})
+        return self.render(
+            request,
+            caller,
+            "browse.html",
+            title="Memories",
+            nav="browse",
+            chosen=chosen,
+            types=MEMORY_TYPES,
+            next_url=next_url,
+            paged=cursor is not None,
+            **data,
+        )
+
+    async def search(self, request: Request, caller: Caller) -> Response:
+        query = request.query_params
+        text = query.get("q", "").strip()
+        explain = query.get("explain") == "1"
+        chosen = _filter_values(query)
+        data: dict[str, Any] = {"hits": None, "namespaces": [], "home": []}
+
+        def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
+            from ..serialize import memory_to_dict
+
+            found: dict[str, Any] = {
+                "namespaces": sorted(engine.list_namespaces(scope=scope)),
+                "home": list(scope.home_namespaces),
+                "hits": None,
+            }
+            if not text:
+                return found
+            results = engine.search(
+                text, SEARCH_LIMIT, _filters(chosen), namespace=_namespace(chosen["namespace"]), scope=scope
+            )
+            now = engine.clock()
+            found["hits"] = [
+                {
+                    "memory": memory_to_dict(hit.memory, engine.ttl, now),
+                    "score": hit.score,
+                    "similarity": hit.similarity,
+                    "matched_id": hit.matched_id if hit.matched_id != hit.memory.id else None,
+                    "parts": sorted(hit.parts.items()),
+                }
+                for hit in results.hits
+            ]
+            found["below_floor"] = results.below_floor
+            found["floor"] = results.floor
+            found["warnings"] = results.warnings
+            return found
+
+        data = await self.scoped(caller, do)
+        return self.render(
+            request,
+            caller,
+            "search.html",
+            title=f"Search: {text}" if text else "Search",
+            nav="search",
+            q=text,
+            explain=explain,
+            chosen=chosen,
+            types=MEMORY_TYPES,
+            **data,
+        )
+
+    # -- one memory ------------------------------------------------------------------------------
+    async def memory(self, request: Request, caller: Caller) -> Response:
+        memory_id = request.path_params["memory_id"]
+
+        def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
+            from ..serialize import view_to_dict
+
+            view = engine.get_memory(memory_id, history=True, scope=scope)
+            data = view_to_dict(view, engine.ttl, engine.clock())
+            data["can_change"] = scope.can_change(view.memory)
+            return data
+
+        data = await self.scoped(caller, do)
+        return self.render(
+            request,
+            caller,
+            "memory.html",
+            title="Memory",
+            nav="browse",
+            m=data,
+            types=MEMORY_TYPES,
+            privacy=PRIVACY,
+        )
+
+    async def edit(self, request: Request, caller: Caller) -> Response:
+        memory_id = request.path_params["memory_id"]
+        form = await request.form(max_files=0)
+        content = str(form.get("content", ""))
+        tags = [t.strip() for t in str(form.get("tags", "")).split(",") if t.strip()]
+        memory_type = str(form.get("type", "")) or None
+        privacy = str(form.get("privacy_scope", "")) or None
+        raw_importance = str(form.get("importance", "")).strip()
+        try:
+            importance = float(raw_importance) if raw_importance else None
+        except ValueError:
+            raise PageError(
+                400, f"importance must be a number from 0 to 1; got {raw_importance!r}."
+            ) from None
+
+        def do(engine: MemoryEngine, scope: Scope) -> str:
+            outcome = engine.update_memory(
+                memory_id,
+                content,
+                type=memory_type,
+                tags=tags,
+                importance=importance,
+                privacy_scope=privacy,
+                scope=scope,
+            )
+            return outcome.memory.id
+
+        new_id = await self.scoped(caller, do)
+        return _back(new_id, "updated")
+
+    async def pin(self, request: Request, caller: Caller) -> Response:
+        memory_id = request.path_params["memory_id"]
+        form = await request.form(max_files=0)
+        pinned = str(form.get("pinned", "true")) != "false"
+        await self.scoped(caller, lambda engine, scope: engine.pin_memory(memory_id, pinned, scope=scope))
+        return _back(memory_id, "pinned" if pinned else "unpinned")
+
+    async def delete(self, request: Request, caller: Caller) -> Response:
+        memory_id = request.path_params["memory_id"]
+        await self.scoped(caller, lambda engine, scope: engine.delete_memory(memory_id, scope=scope))
+        return _back(memory_id, "deleted")
+
+    async def restore(self, request: Request, caller: Caller) -> Response:
+        memory_id = request.path_params["memory_id"]
+        await self.scoped(caller, lambda engine, scope: engine.restore_memory(memory_id, scope=scope))
+        return _back(memory_id, "restored")
+
+    # -- import and export -----------------------------------------------------------------------
+    async def import_form(self, request: Request, caller: Caller) -> Response:
+        default = await self.scoped(caller, lambda engine, scope: scope.default_namespace)
+        return self.render(
+            request, caller, "import.html", title="Import", nav="import", formats=FORMATS, default=default
+        )
+
+    async def import_upload(self, request: Request, caller: Caller) -> Response:
+        form = await request.form()  # parsed (and its CSRF token checked) by page()
+        upload = form.get("file")
+        if not isinstance(upload, UploadFile) or not upload.filename:
+            raise PageError(400, "Choose a file to import.")
+        fmt = str(form.get("format", "auto"))
+        namespace = str(form.get("namespace", "")).strip() or None
+        include_assistant = form.get("include_assistant") == "on"
+        filename = Path(upload.filename).name
+        suffix = "".join(Path(filename).suffixes[-1:])[:10]
+        handle, name = tempfile.mkstemp(prefix="mcp-memory-ui-import-", suffix=suffix)
+        path = Path(name)
+        try:
+            with os.fdopen(handle, "wb") as out:
+                while chunk := await upload.read(1 << 20):
+                    await anyio.to_thread.run_sync(out.write, chunk)
+
+            def prepare(engine: MemoryEngine, scope: Scope) -> tuple[Any, Scope]:
+                return prepare_import(engine, scope, path, fmt, namespace, include_assistant), scope
+
+            prepared, scope = await self.scoped(caller, prepare)
+        except OSError as exc:
+            raise PageError(400, f"Cannot read the upload: {exc.strerror or exc}") from exc
+        finally:
+            await upload.close()
+            with suppress(OSError):
+                path.unlink()
+        job = self.jobs.start(prepared, scope, filename)
+        return RedirectResponse(f"{PREFIX}/import/{job.id}", status_code=303)
+
+    async def _job(self, request: Request, caller: Caller) -> dict[str, Any]:
+        principal = await self.scoped(caller, lambda engine, scope: scope.principal)
+        job = self.jobs.get(request.path_params["job_id"], principal)
+        if job is None:
+            raise PageError(404, "No such import.")
+        return job.status()
+
+    async def import_job(self, request: Request, caller: Caller) -> Response:
+        status = await self._job(request, caller)
+        return self.render(request, caller, "import_job.html", title="Import", nav="import", job=status)
+
+    async def import_status(self, request: Request, caller: Caller) -> Response:
+        try:
+            status = await self._job(request, caller)
+        except PageError as exc:
+            return JSONResponse({"error": exc.message}, status_code=exc.status)
+        return JSONResponse(status)
+
+    async def export_form(self, request: Request, caller: Caller) -> Response:
+        def do(engine: MemoryEngine, scope: Scope) -> list[str]:
+            return sorted(engine.list_namespaces(scope=scope))
+
+        namespaces = await self.scoped(caller, do)
+        return self.render(
+            request, caller, "export.html", title="Export", nav="export", namespaces=namespaces
+        )
+
+    async def export_download(self, request: Request, caller: Caller) -> Response:
+        namespace = request.query_params.get("namespace", "").strip() or None
+        vectors = request.query_params.get("vectors") == "1"
+
+        def do(engine: MemoryEngine, scope: Scope) -> tuple[str, str]:
+            from mcp_memory_core.transfer import export_memories
+
+            buffer = io.StringIO()
+            export_memories(engine, buffer, namespace=namespace, scope=scope, vectors=vectors)
+            return buffer.getvalue(), scope.principal
+
+        text, principal = await self.scoped(caller, do)
+        stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+        name = f"mcp-memory-{principal}-{namespace or 'all'}-{stamp}.jsonl"
+        return Response(
+            text.encode("utf-8"),
+            media_type="application/x-ndjson",
+            headers={"Content-Disposition": f'attachment; filename="{name}"'},
+        )
+
+    # -- stats -----------------------------------------------------------------------------------
+    async def stats(self, request: Request, caller: Caller) -> Response:
+        def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
+            stats = engine.stats(scope=scope)
+            stats["store_bytes"] = _store_bytes(str(stats.get("store", "")))
+            return stats
+
+        data = await self.scoped(caller, do)
+        return self.render(request, caller, "stats.html", title="Statistics", nav="stats", s=data)
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+R = TypeVar("R", bound=Response)
+
+
+def _secure(response: R) -> R:
+    for name, value in SECURITY_HEADERS.items():
+        response.headers.setdefault(name, value)
+    return response
+
+
+def _is_multipart(request: Request) -> bool:
+    return request.headers.get("content-type", "").startswith("multipart/form-data")
+
+
+def _back(memory_id: str, notice: str) -> RedirectResponse:
+    return RedirectResponse(f"{PREFIX}/memories/{memory_id}?done={notice}", status_code=303)
+
+
+def _safe_next(value: str | None) -> str:
+    """Where to go after logging in: a path of the UI only (never another site)."""
+    if value and value.startswith(f"{PREFIX}/") and not value.startswith("//") and "\\" not in value:
+        return value
+    return f"{PREFIX}/"
+
+
+def _query_dict(query: Any) -> dict[str, str]:
+    return {k: v for k, v in query.items() if k not in ("cursor", "done") and v}
+
+
+def _filter_values(query: Any) -> dict[str, str]:
+    """The filter fields of a browse or search form, as typed (shown back in the form)."""
+    return {
+        name: str(query.get(name, "")).strip()
+        for name in ("namespace", "type", "tags", "created_after", "created_before", "pinned")
+    }
+
+
+def _namespace(value: str) -> str | None:
+    """The form's namespace: empty means the home namespaces (the project and ``user``)."""
+    return value or None
+
+
+def _filters(chosen: dict[str, str]) -> Any:
+    """The engine's Filters from the form: a date range is whole days (``to`` includes its day)."""
+    from mcp_memory_core.filters import Filters
+
+    before = chosen["created_before"]
+    if before:
+        with suppress(ValueError):
+            before = (date.fromisoformat(before) + timedelta(days=1)).isoformat()
+    pinned = {"yes": True, "no": False}.get(chosen["pinned"])
+    return Filters.parse(
+        types=[chosen["type"]] if chosen["type"] else None,
+        tags=[t.strip() for t in chosen["tags"].split(",") if t.strip()] or None,
+        created_after=chosen["created_after"] or None,
+        created_before=before or None,
+        pinned=pinned,
+    )
+
+
+def _store_bytes(location: str) -> int | None:
+    """The size of a file store (with its WAL), or None for a store that is not one file."""
+    path = Path(location)
+    try:
+        if not path.is_file():
+            return None
+        return sum(p.stat().st_size for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm")) if p.exists())
+    except OSError:
+        return None

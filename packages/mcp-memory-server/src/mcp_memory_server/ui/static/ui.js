@@ -1,0 +1,89 @@
+// mcp-memory web UI: small conveniences on top of pages that work without JavaScript.
+// No framework and nothing fetched from elsewhere; every request carries the session cookie itself.
+"use strict";
+
+document.addEventListener("DOMContentLoaded", () => {
+  // Ask before a destructive form is sent.
+  for (const form of document.querySelectorAll("form[data-confirm]")) {
+    form.addEventListener("submit", (event) => {
+      if (!window.confirm(form.dataset.confirm)) event.preventDefault();
+    });
+  }
+
+  // Import: show the upload's progress, then go to the job's page.
+  const importForm = document.getElementById("import-form");
+  if (importForm && window.XMLHttpRequest && window.FormData) {
+    importForm.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const box = importForm.querySelector(".upload-progress");
+      const bar = document.getElementById("upload-progress");
+      const button = importForm.querySelector("button[type=submit]");
+      box.hidden = false;
+      button.disabled = true;
+      const request = new XMLHttpRequest();
+      request.open("POST", importForm.action);
+      request.upload.addEventListener("progress", (e) => {
+        if (e.lengthComputable) bar.value = Math.round((100 * e.loaded) / e.total);
+      });
+      request.addEventListener("load", () => {
+        if (request.responseURL && request.responseURL !== importForm.action && request.status < 400) {
+          window.location.assign(request.responseURL);  // the job's page (after the 303)
+        } else {
+          // the server's error page, as a plain POST would show it
+          const page = new DOMParser().parseFromString(request.responseText, "text/html");
+          document.title = page.title;
+          document.body.replaceWith(page.body);
+        }
+      });
+      request.addEventListener("error", () => {
+        button.disabled = false;
+        box.hidden = true;
+        window.alert("The upload failed: is the server still running?");
+      });
+      request.send(new FormData(importForm));
+    });
+  }
+
+  // An import job: poll its status until it is done.
+  const job = document.getElementById("import-job");
+  if (job && job.dataset.state === "running") {
+    const bar = document.getElementById("job-progress");
+    const text = document.getElementById("job-text");
+    const poll = async () => {
+      let status;
+      try {
+        const response = await fetch(job.dataset.statusUrl, { headers: { Accept: "application/json" } });
+        status = await response.json();
+        if (!response.ok) throw new Error(status.error || response.statusText);
+      } catch (error) {
+        text.textContent = `Cannot read the import's progress: ${error.message}`;
+        return;
+      }
+      bar.max = Math.max(status.total, 1);
+      bar.value = status.total ? status.done : 1;
+      if (status.state === "running") {
+        text.textContent = `Imported ${status.done} of ${status.total}…`;
+        window.setTimeout(poll, 300);
+        return;
+      }
+      job.dataset.state = status.state;
+      if (status.state === "done") {
+        const r = status.result;
+        let line = `Done: imported ${r.imported}, skipped ${r.skipped} (already present)`;
+        if (r.vectors_reused) line += `; reused ${r.vectors_reused} stored vectors`;
+        if (r.repaired) line += `; repaired ${r.repaired} broken characters`;
+        text.textContent = `${line}.`;
+      } else {
+        text.textContent = `Failed: ${status.error}`;
+      }
+    };
+    poll();
+  }
+
+  // "/" jumps to the search box, as on many sites (not while typing in a field).
+  document.addEventListener("keydown", (event) => {
+    if (event.key !== "/" || event.target.closest("input, textarea, select")) return;
+    const box = document.getElementById("q");
+    if (box) { event.preventDefault(); box.focus(); }
+  });
+});

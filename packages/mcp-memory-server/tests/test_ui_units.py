@@ -1,0 +1,99 @@
+"""The web UI's pieces that need no server: sessions, where a login may send the browser, the
+filters a form becomes, and that the package ships its templates and static files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mcp_memory_core.errors import InvalidInputError
+from mcp_memory_server.ui import auth, routes
+from mcp_memory_server.ui.auth import SessionStore
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_session_holds_its_token_until_logout_idle_time_or_its_maximum_age():
+    clock = Clock()
+    sessions = SessionStore(clock=clock)
+    session_id, session = sessions.create("mcpm_token")
+    assert len(session_id) >= 40 and session.csrf and session.csrf != session_id
+    assert sessions.get(session_id) is session
+    assert sessions.get("unknown") is None and sessions.get(None) is None
+    clock.now += auth.SESSION_IDLE_SECONDS + 1
+    assert sessions.get(session_id) is None  # idle too long
+    busy, _ = sessions.create("mcpm_token")
+    for _ in range(int(auth.SESSION_MAX_SECONDS // 3600) + 1):
+        clock.now += 3600
+        sessions.get(busy)
+    assert sessions.get(busy) is None  # used all along, but older than the maximum
+    kept, _ = sessions.create("mcpm_token")
+    sessions.drop(kept)
+    assert sessions.get(kept) is None
+
+
+def test_a_revoked_token_drops_every_session_of_it():
+    sessions = SessionStore()
+    first, _ = sessions.create("mcpm_a")
+    second, _ = sessions.create("mcpm_a")
+    other, _ = sessions.create("mcpm_b")
+    sessions.drop_token("mcpm_a")
+    assert sessions.get(first) is None and sessions.get(second) is None and sessions.get(other) is not None
+
+
+def test_session_ids_and_csrf_tokens_are_never_reused():
+    sessions = SessionStore()
+    made = [sessions.create("mcpm_a") for _ in range(50)]
+    assert len({sid for sid, _ in made}) == 50 and len({s.csrf for _, s in made}) == 50
+
+
+@pytest.mark.parametrize(
+    ("target", "expected"),
+    [
+        ("/ui/stats", "/ui/stats"),
+        ("/ui/search?q=tea", "/ui/search?q=tea"),
+        ("https://evil.example/ui/", "/ui/"),
+        ("//evil.example/ui/", "/ui/"),
+        ("/ui\\@evil.example", "/ui/"),
+        ("/mcp", "/ui/"),
+        ("", "/ui/"),
+        (None, "/ui/"),
+    ],
+)
+def test_a_login_only_returns_to_a_page_of_the_ui(target, expected):
+    assert routes._safe_next(target) == expected
+
+
+def test_form_filters_become_engine_filters_with_whole_days():
+    values = {
+        "namespace": "",
+        "type": "episodic",
+        "tags": "tea, drinks",
+        "created_after": "2026-01-01",
+        "created_before": "2026-01-31",
+        "pinned": "yes",
+    }
+    filters = routes._filters(values)
+    assert {str(t) for t in filters.types} == {"episodic"}
+    assert filters.tags == ("tea", "drinks") and filters.pinned is True
+    assert filters.created_after.isoformat().startswith("2026-01-01")
+    assert filters.created_before.isoformat().startswith("2026-02-01")  # the 31st included
+    assert routes._filters({**values, "pinned": "", "type": "", "tags": ""}).pinned is None
+    with pytest.raises(InvalidInputError):
+        routes._filters({**values, "type": "nonsense"})
+
+
+def test_the_package_ships_its_templates_and_static_files():
+    ui = Path(routes.__file__).parent
+    for name in ("base.html", "browse.html", "search.html", "memory.html", "login.html", "import.html"):
+        assert (ui / "templates" / name).is_file(), name
+    assert (ui / "static" / "ui.css").is_file() and (ui / "static" / "ui.js").is_file()
+    text = (ui / "templates" / "base.html").read_text()
+    assert "http://" not in text and "https://" not in text  # nothing from a CDN: works offline
