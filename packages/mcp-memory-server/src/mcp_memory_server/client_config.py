@@ -31,9 +31,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import sys
-import tempfile
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -41,86 +39,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-SERVER_SCRIPT = "mcp-memory"
-PUBLISHED_DISTRIBUTION = "mcp-memory-stack"  # see docs/names.md: never `uvx mcp-memory`
+from .config_files import ConfigFileError, backup, decode_text, dump_json, json_indent, write_atomically
+from .launch import Launch
 
-
-class ClientConfigError(Exception):
-    """Something the user can fix: one sentence, shown without a traceback."""
-
-
-# -- how this machine starts the server ---------------------------------------------------------------
-@dataclass(frozen=True)
-class Launch:
-    """The command a client runs to start the server over stdio, and why it was chosen."""
-
-    command: str
-    args: tuple[str, ...]
-    how: str
-
-
-def find_uv_workspace(start: Path) -> Path | None:
-    """The uv workspace whose sources ``start`` lies in (a clone of mcp-memory), or None."""
-    for folder in [start, *start.parents]:
-        pyproject = folder / "pyproject.toml"
-        if not pyproject.is_file():
-            continue
-        try:
-            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-            continue
-        if isinstance(data.get("tool", {}).get("uv", {}).get("workspace"), dict):
-            return folder
-    return None
-
-
-def detect_launch(
-    *,
-    argv0: str | None = None,
-    package_dir: Path | None = None,
-    executable: str | None = None,
-    which: Callable[[str], str | None] = shutil.which,
-) -> Launch:
-    """How a client should start the server that is running this command.
-
-    In order: an ephemeral ``uvx`` environment (its path would vanish with uv's cache) → ``uvx --from
-    mcp-memory-stack mcp-memory``; the sources of a uv workspace (a clone) → ``uv run --project CLONE
-    mcp-memory`` (``--project`` keeps the client's working directory, so each project keeps its own
-    namespace; ``--directory`` would put every project into one); the ``mcp-memory`` script that is
-    running; the script beside this Python; else ``python -m mcp_memory_server``. Paths are made
-    absolute (Claude Desktop on macOS does not start servers with the login shell's PATH), symlinks
-    are kept (a ``uv tool``/pipx link survives an upgrade, its target may not).
-    """
-    argv0 = sys.argv[0] if argv0 is None else argv0
-    package_dir = Path(__file__).resolve().parent if package_dir is None else package_dir
-    executable = sys.executable if executable is None else executable
-    script = Path(os.path.abspath(argv0)) if argv0 else None
-    is_script = script is not None and script.name.lower() in (SERVER_SCRIPT, f"{SERVER_SCRIPT}.exe")
-
-    if is_script and script is not None and any(part.startswith("archive-v") for part in script.parts):
-        uvx = which("uvx")
-        return Launch(
-            os.path.abspath(uvx) if uvx else "uvx",
-            ("--from", PUBLISHED_DISTRIBUTION, SERVER_SCRIPT),
-            "uvx (this command runs from uv's cache)",
-        )
-    # Installed (not a clone's sources): a project's own uv workspace around its .venv is not ours.
-    installed = "site-packages" in package_dir.parts
-    workspace = None if installed else find_uv_workspace(package_dir)
-    if workspace is not None:
-        uv = which("uv") or os.environ.get("UV")  # `uv run` names itself in $UV
-        return Launch(
-            os.path.abspath(uv) if uv else "uv",
-            ("run", "--project", str(workspace), SERVER_SCRIPT),
-            f"uv run from the workspace {workspace}",
-        )
-    if is_script and script is not None and script.is_file():
-        return Launch(str(script), (), "the mcp-memory script running this command")
-    beside = Path(executable).parent / SERVER_SCRIPT
-    for candidate in (beside, beside.with_suffix(".exe")):
-        if candidate.is_file():
-            return Launch(str(candidate), (), "the mcp-memory script beside this Python")
-    return Launch(executable, ("-m", "mcp_memory_server"), "this Python (no mcp-memory script found)")
+ClientConfigError = ConfigFileError  # the name callers catch
 
 
 # -- environment for the server ----------------------------------------------------------------------
@@ -328,21 +250,14 @@ def install_server(
         raise ClientConfigError(f"Cannot read {path}: {exc.strerror or exc}.") from None
     if raw is not None and not target.is_file():
         raise ClientConfigError(f"{path} is not a file.")
-    text = _decode(raw, path) if raw is not None else ""
+    text = decode_text(raw, path) if raw is not None else ""
     merge = _merge_json if client.file_format == "json" else _merge_toml
     new_text, action = merge(client, text, path, name, dict(entry), force)
     if action == "unchanged":
         return InstallResult("unchanged", path, None)
-    backup = _backup(target, now) if raw is not None else None
-    _write_atomically(target, new_text)
-    return InstallResult("created" if raw is None else action, path, backup)
-
-
-def _decode(raw: bytes, path: Path) -> str:
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise ClientConfigError(f"{path} is not UTF-8 text; left untouched.") from None
+    saved = backup(target, now) if raw is not None else None
+    write_atomically(target, new_text)
+    return InstallResult("created" if raw is None else action, path, saved)
 
 
 def _same(client: Client, existing: Any, wanted: Mapping[str, Any]) -> list[str]:
@@ -400,33 +315,7 @@ def _merge_json(
         action = "replaced"
     else:
         servers[name] = entry
-    return dump_json(data, _json_indent(text)) + "\n", action
-
-
-def _json_indent(text: str) -> str:
-    """The indentation the file already uses (two spaces for a new one)."""
-    match = re.search(r"^[{\[][ \t]*\r?\n([ \t]+)\S", text, re.MULTILINE)
-    return match.group(1) if match else "  "
-
-
-def dump_json(value: Any, indent: str = "  ", *, level: int = 0, width: int = 100) -> str:
-    """JSON as people write these files: objects one key a line, a short list of plain values on
-    one line (``"args": ["run", "mcp-memory"]``), anything else expanded."""
-    here, inner = indent * level, indent * (level + 1)
-    if isinstance(value, dict) and value:
-        items = [
-            f"{inner}{json.dumps(key, ensure_ascii=False)}: "
-            + dump_json(item, indent, level=level + 1, width=width).lstrip()
-            for key, item in value.items()
-        ]
-        return "{\n" + ",\n".join(items) + f"\n{here}}}"
-    if isinstance(value, list) and value:
-        flat = json.dumps(value, ensure_ascii=False)
-        if all(not isinstance(item, dict | list) for item in value) and len(here) + len(flat) <= width:
-            return flat
-        items = [inner + dump_json(item, indent, level=level + 1, width=width) for item in value]
-        return "[\n" + ",\n".join(items) + f"\n{here}]"
-    return json.dumps(value, ensure_ascii=False)
+    return dump_json(data, json_indent(text)) + "\n", action
 
 
 def _merge_toml(
@@ -514,41 +403,3 @@ def _toml_table(entry: Mapping[str, Any], *, trailing_newline: bool = False) -> 
     if trailing_newline:
         table.add(tomlkit.nl())
     return table
-
-
-def _backup(path: Path, now: datetime | None) -> Path:
-    stamp = (now or datetime.now()).strftime("%Y%m%d-%H%M%S")
-    backup = path.with_name(f"{path.name}.bak-{stamp}")
-    serial = 1
-    while backup.exists():
-        serial += 1
-        backup = path.with_name(f"{path.name}.bak-{stamp}-{serial}")
-    try:
-        shutil.copy2(path, backup)
-    except OSError as exc:
-        raise ClientConfigError(
-            f"Cannot back up {path} to {backup}: {exc.strerror or exc}; left untouched."
-        ) from None
-    return backup
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """A temporary file beside ``path``, flushed to disk, renamed over it (keeping its mode: a
-    ``~/.claude.json`` is private)."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        mode = path.stat().st_mode & 0o7777 if path.exists() else None
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as exc:
-        raise ClientConfigError(f"Cannot write {path}: {exc.strerror or exc}.") from None
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        if mode is not None:
-            os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except OSError as exc:
-        Path(temporary).unlink(missing_ok=True)
-        raise ClientConfigError(f"Cannot write {path}: {exc.strerror or exc}.") from None

@@ -62,11 +62,11 @@ def config_command(
         ClientConfigError,
         check_server_name,
         claude_add_command,
-        detect_launch,
         install_server,
         parse_env,
         snippet,
     )
+    from .launch import detect_launch
 
     spec = CLIENTS[client.lower()]
     try:

@@ -18,20 +18,16 @@ A handler is ours when its command runs ``mcp-memory hook <name>`` (whatever the
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
-import shutil
-import sys
-import tempfile
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-SERVER_SCRIPT = "mcp-memory"
+from .config_files import ConfigFileError, backup, decode_text, dump_json, json_indent, write_atomically
+from .launch import SERVER_SCRIPT, detect_launch
 
 # event -> (our command's name, Claude Code's timeout for it in seconds). A hook that times out is a
 # non-blocking error for Claude Code: the prompt goes on without the context.
@@ -49,59 +45,16 @@ _OURS = re.compile(
 )
 
 
-class HookSettingsError(Exception):
-    """Something the user can fix: one sentence, shown without a traceback."""
+HookSettingsError = ConfigFileError  # the name callers catch
 
 
 # -- the command Claude Code runs -------------------------------------------------------------------
-def find_uv_workspace(start: Path) -> Path | None:
-    """The uv workspace whose sources ``start`` lies in (a clone of mcp-memory), or None."""
-    for folder in [start, *start.parents]:
-        pyproject = folder / "pyproject.toml"
-        if not pyproject.is_file():
-            continue
-        try:
-            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-            continue
-        if isinstance(data.get("tool", {}).get("uv", {}).get("workspace"), dict):
-            return folder
-    return None
-
-
-def launch_command(
-    *,
-    argv0: str | None = None,
-    package_dir: Path | None = None,
-    executable: str | None = None,
-    which: Callable[[str], str | None] = shutil.which,
-) -> list[str]:
-    """The absolute command that starts this machine's mcp-memory, the way ``mcp-memory config``
-    (branch ``client-config``, ``client_config.detect_launch``) chooses it; a small copy until that
-    branch is merged, then this should call it: from a clone's sources ``uv run --project CLONE
-    mcp-memory`` (``--project`` keeps Claude Code's working directory, hence the project's
-    namespace); else the ``mcp-memory`` script that is running, or the one beside this Python; else
-    ``python -m mcp_memory_server``."""
-    argv0 = sys.argv[0] if argv0 is None else argv0
-    package_dir = Path(__file__).resolve().parent if package_dir is None else package_dir
-    executable = sys.executable if executable is None else executable
-    installed = "site-packages" in package_dir.parts  # a user's own uv project around its .venv is not ours
-    workspace = None if installed else find_uv_workspace(package_dir)
-    if workspace is not None:
-        uv = which("uv") or os.environ.get("UV")  # `uv run` names itself in $UV
-        return [os.path.abspath(uv) if uv else "uv", "run", "--project", str(workspace), SERVER_SCRIPT]
-    script = Path(os.path.abspath(argv0)) if argv0 else None
-    if (
-        script is not None
-        and script.name.lower() in (SERVER_SCRIPT, f"{SERVER_SCRIPT}.exe")
-        and script.is_file()
-    ):
-        return [str(script)]
-    beside = Path(executable).parent / SERVER_SCRIPT
-    for candidate in (beside, beside.with_suffix(".exe")):
-        if candidate.is_file():
-            return [str(candidate)]
-    return [executable, "-m", "mcp_memory_server"]
+def launch_command(**how: Any) -> list[str]:
+    """The absolute command that starts this machine's mcp-memory, as ``mcp-memory config`` chooses
+    it (:func:`.launch.detect_launch`; ``--project`` keeps Claude Code's working directory, hence the
+    project's namespace), as one list of words."""
+    launch = detect_launch(**how)
+    return [launch.command, *launch.args]
 
 
 def hook_entries(
@@ -240,22 +193,15 @@ def _edit(
         raise HookSettingsError(f"Cannot read {path}: {exc.strerror or exc}.") from None
     if raw is not None and not target.is_file():
         raise HookSettingsError(f"{path} is not a file.")
-    text = _decode(raw, path) if raw is not None else ""
+    text = decode_text(raw, path) if raw is not None else ""
     data = _parse(text, path)
     before = json.loads(json.dumps(data))
     events = change(data)
     if data == before:
         return SettingsResult("unchanged", path, None, ())
-    backup = _backup(target, now) if raw is not None else None
-    _write_atomically(target, dump_json(data, _indent(text)) + "\n")
-    return SettingsResult("created" if raw is None else action, path, backup, events)
-
-
-def _decode(raw: bytes, path: Path) -> str:
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise HookSettingsError(f"{path} is not UTF-8 text; left untouched.") from None
+    saved = backup(target, now) if raw is not None else None
+    write_atomically(target, dump_json(data, json_indent(text)) + "\n")
+    return SettingsResult("created" if raw is None else action, path, saved, events)
 
 
 def _parse(text: str, path: Path) -> dict[str, Any]:
@@ -276,67 +222,3 @@ def _parse(text: str, path: Path) -> dict[str, Any]:
         if hooks is not None and event in hooks and not isinstance(hooks[event], list):
             raise HookSettingsError(f"hooks.{event} in {path} is not a JSON array; left untouched.")
     return data
-
-
-def _indent(text: str) -> str:
-    """The indentation the file already uses (two spaces for a new one)."""
-    match = re.search(r"^[{\[][ \t]*\r?\n([ \t]+)\S", text, re.MULTILINE)
-    return match.group(1) if match else "  "
-
-
-def dump_json(value: Any, indent: str = "  ", *, level: int = 0, width: int = 100) -> str:
-    """JSON as people write these files: objects one key a line, a short list of plain values on one
-    line (``"allow": ["Bash(ls)"]``), anything else expanded. The same as ``client_config.dump_json``
-    on the unmerged ``client-config`` branch: use that one once both are in."""
-    here, inner = indent * level, indent * (level + 1)
-    if isinstance(value, dict) and value:
-        items = [
-            f"{inner}{json.dumps(key, ensure_ascii=False)}: "
-            + dump_json(item, indent, level=level + 1, width=width).lstrip()
-            for key, item in value.items()
-        ]
-        return "{\n" + ",\n".join(items) + f"\n{here}}}"
-    if isinstance(value, list) and value:
-        flat = json.dumps(value, ensure_ascii=False)
-        if all(not isinstance(item, dict | list) for item in value) and len(here) + len(flat) <= width:
-            return flat
-        items = [inner + dump_json(item, indent, level=level + 1, width=width) for item in value]
-        return "[\n" + ",\n".join(items) + f"\n{here}]"
-    return json.dumps(value, ensure_ascii=False)
-
-
-def _backup(path: Path, now: datetime | None) -> Path:
-    stamp = (now or datetime.now()).strftime("%Y%m%d-%H%M%S")
-    backup = path.with_name(f"{path.name}.bak-{stamp}")
-    serial = 1
-    while backup.exists():
-        serial += 1
-        backup = path.with_name(f"{path.name}.bak-{stamp}-{serial}")
-    try:
-        shutil.copy2(path, backup)
-    except OSError as exc:
-        raise HookSettingsError(
-            f"Cannot back up {path} to {backup}: {exc.strerror or exc}; left untouched."
-        ) from None
-    return backup
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """A temporary file beside ``path``, flushed to disk, renamed over it (keeping its mode)."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        mode = path.stat().st_mode & 0o7777 if path.exists() else None
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as exc:
-        raise HookSettingsError(f"Cannot write {path}: {exc.strerror or exc}.") from None
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        if mode is not None:
-            os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except OSError as exc:
-        Path(temporary).unlink(missing_ok=True)
-        raise HookSettingsError(f"Cannot write {path}: {exc.strerror or exc}.") from None

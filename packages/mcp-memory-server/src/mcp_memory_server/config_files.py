@@ -1,0 +1,89 @@
+"""Editing a tool's own configuration file safely (an MCP client's, Claude Code's settings): read it
+as UTF-8 text, keep the indentation it uses, write JSON the way people write these files, back it
+up first and replace it atomically. Every refusal is a ConfigFileError: one sentence, file untouched."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+
+class ConfigFileError(Exception):
+    """Something the user can fix: one sentence, shown without a traceback."""
+
+
+def decode_text(raw: bytes, path: Path) -> str:
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ConfigFileError(f"{path} is not UTF-8 text; left untouched.") from None
+
+
+def json_indent(text: str) -> str:
+    """The indentation the file already uses (two spaces for a new one)."""
+    match = re.search(r"^[{\[][ \t]*\r?\n([ \t]+)\S", text, re.MULTILINE)
+    return match.group(1) if match else "  "
+
+
+def dump_json(value: Any, indent: str = "  ", *, level: int = 0, width: int = 100) -> str:
+    """JSON as people write these files: objects one key a line, a short list of plain values on
+    one line (``"args": ["run", "mcp-memory"]``), anything else expanded."""
+    here, inner = indent * level, indent * (level + 1)
+    if isinstance(value, dict) and value:
+        items = [
+            f"{inner}{json.dumps(key, ensure_ascii=False)}: "
+            + dump_json(item, indent, level=level + 1, width=width).lstrip()
+            for key, item in value.items()
+        ]
+        return "{\n" + ",\n".join(items) + f"\n{here}}}"
+    if isinstance(value, list) and value:
+        flat = json.dumps(value, ensure_ascii=False)
+        if all(not isinstance(item, dict | list) for item in value) and len(here) + len(flat) <= width:
+            return flat
+        items = [inner + dump_json(item, indent, level=level + 1, width=width) for item in value]
+        return "[\n" + ",\n".join(items) + f"\n{here}]"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def backup(path: Path, now: datetime | None) -> Path:
+    stamp = (now or datetime.now()).strftime("%Y%m%d-%H%M%S")
+    backup = path.with_name(f"{path.name}.bak-{stamp}")
+    serial = 1
+    while backup.exists():
+        serial += 1
+        backup = path.with_name(f"{path.name}.bak-{stamp}-{serial}")
+    try:
+        shutil.copy2(path, backup)
+    except OSError as exc:
+        raise ConfigFileError(
+            f"Cannot back up {path} to {backup}: {exc.strerror or exc}; left untouched."
+        ) from None
+    return backup
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """A temporary file beside ``path``, flushed to disk, renamed over it (keeping its mode: a
+    ``~/.claude.json`` is private)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        mode = path.stat().st_mode & 0o7777 if path.exists() else None
+        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise ConfigFileError(f"Cannot write {path}: {exc.strerror or exc}.") from None
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        if mode is not None:
+            os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except OSError as exc:
+        Path(temporary).unlink(missing_ok=True)
+        raise ConfigFileError(f"Cannot write {path}: {exc.strerror or exc}.") from None
