@@ -312,15 +312,15 @@ def every_command(
     return found
 
 
-def test_every_command_but_serve_and_hook_takes_json() -> None:
+def test_every_command_but_the_servers_and_hook_takes_json() -> None:
     names = {path: command for path, command in every_command(cli)}
     for expected in (("add",), ("update",), ("forget",), ("pin",), ("unpin",), ("token", "list")):
         assert expected in names
     missing = [
         " ".join(path)
         for path, command in names.items()
-        # serve speaks MCP; hook speaks Claude Code's hook protocol (its stdout is Claude's JSON)
-        if path[0] not in ("serve", "hook")
+        # serve and ui run servers; hook speaks Claude Code's hook protocol (its stdout is Claude's JSON)
+        if path[0] not in ("serve", "ui", "hook")
         and "--json" not in {opt for p in command.params for opt in p.opts}
     ]
     assert missing == []
