@@ -143,6 +143,54 @@ def test_an_unwritable_data_folder_fails_storage(
     assert "MCP_MEMORY_DB_PATH" in found["storage"]["fix"]
 
 
+def test_an_unreadable_data_folder_fails_storage_even_for_root(
+    sqlite_env: dict[str, str], tmp_path: Path
+) -> None:
+    """The same refusal, as a user whose data folder is not theirs to read. As root (these machines),
+    ``unshare -U`` runs the doctor in a user namespace where root's own files get no override: a
+    folder with mode 000 is unreadable there, as it is for any user."""
+    import shutil
+    import subprocess
+    import sys
+
+    if shutil.which("unshare") is None or subprocess.run(["unshare", "-U", "true"], check=False).returncode:
+        pytest.skip("user namespaces (unshare -U) are not available here")
+    create_database()
+    folder = tmp_path / "locked"
+    folder.mkdir()
+    database = folder / "memories.db"
+    Path(sqlite_env["MCP_MEMORY_DB_PATH"]).rename(database)
+    folder.chmod(0o000)
+    env = {**os.environ, "MCP_MEMORY_DB_PATH": str(database)}  # the fixtures set MCP_MEMORY_* there
+    try:
+        result = subprocess.run(
+            [
+                "unshare",
+                "-U",
+                sys.executable,
+                "-m",
+                "mcp_memory_server",
+                "doctor",
+                "--json",
+                "--no-handshake",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        folder.chmod(0o700)
+    assert result.returncode == 1, result.stderr
+    found = {check["name"]: check for check in json.loads(result.stdout)["checks"]}
+    assert found["storage"]["status"] == "fail", found["storage"]
+    assert f"this user may not enter the folder {folder} (permission denied)" in found["storage"]["message"]
+    assert "Set MCP_MEMORY_DB_PATH to a file in a folder you can write" in found["storage"]["fix"]
+    assert found["database"]["status"] == "warn" and "Not checked" in found["database"]["message"]
+    assert "Traceback" not in result.stderr
+
+
 def test_a_corrupt_database_fails_and_is_left_as_it_was(sqlite_env: dict[str, str]) -> None:
     path = Path(sqlite_env["MCP_MEMORY_DB_PATH"])
     path.write_bytes(os.urandom(8192))

@@ -487,6 +487,17 @@ def _can_create_in(folder: Path) -> str | None:
     return None
 
 
+def _blocked_folder(path: Path) -> Path | None:
+    """The first existing folder above ``path``, from the root down, that this user may not enter
+    (no search permission: nothing inside can even be looked at), if any."""
+    for folder in reversed(path.parents):
+        if not folder.is_dir():
+            return None
+        if not os.access(folder, os.X_OK):
+            return folder
+    return None
+
+
 def check_storage(ctx: Context) -> Check:
     settings = ctx.settings()
     path = _data_path(ctx)
@@ -497,6 +508,14 @@ def check_storage(ctx: Context) -> Check:
         "Set MCP_MEMORY_DB_PATH to a file in a folder you can write, or fix the permissions "
         f"(`chown -R $USER {path.parent}`)."
     )
+    blocked = _blocked_folder(path)
+    if blocked is not None:
+        return fail(
+            "storage",
+            f"{path} cannot be read: this user may not enter the folder {blocked} (permission denied).",
+            moved,
+            path=str(path),
+        )
     existing = next((p for p in (path, *path.parents) if p.exists()), None)
     if existing is None:
         return fail("storage", f"No part of {path} exists.", moved)
@@ -567,6 +586,8 @@ def check_database(ctx: Context) -> Check:
     if problem is not None:
         return fail("database", str(problem), "Correct the variables it names.")
     problem = first_failure(ctx, "diagnosis", ctx.diagnosis)
+    if isinstance(problem, PermissionError):
+        raise NotChecked("the database cannot be opened by this user (see the storage check)")
     if problem is not None:
         fix = (
             "Install sqlean-py (`pip install sqlean-py`), or use a Python whose sqlite3 can load extensions; "
