@@ -257,3 +257,16 @@ def test_protocol_conformance(embedder: MiniLMEmbedder) -> None:
     from mcp_memory_core import Embedder
 
     assert isinstance(embedder, Embedder)
+
+
+def test_counting_tokens_needs_the_tokenizer_not_the_model() -> None:
+    """``count_tokens`` (token budgets) reads the verified tokenizer only: the onnxruntime session is
+    not created, and the count is the untruncated WordPiece count the loaded model's tokenizer gives."""
+    counter = MiniLMEmbedder()
+    long_text = "memory " * 400  # past the 256-token truncation of embedding
+    assert counter.count_tokens(long_text) == 400 and not counter.loaded
+    loaded = MiniLMEmbedder()
+    loaded.load()
+    for text in ("", "Hello, world!", "Ünïcödé and emoji 🙂 in one line", long_text):
+        assert counter.count_tokens(text) == loaded.count_tokens(text)
+    assert not counter.loaded
