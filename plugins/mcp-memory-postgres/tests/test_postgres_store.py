@@ -241,3 +241,38 @@ def test_an_engine_import_uses_the_bulk_load(postgres_url: str, small_bulk: None
         assert engine.search_memories("imported note 17", limit=1)[0].memory.content == "imported note 17"
     finally:
         engine.close()
+
+
+def test_reindex_moves_the_team_database_to_another_model(postgres_url: str) -> None:
+    """engine.reindex on PostgreSQL: a server still on the old model stores meanwhile and is refused
+    after the switch; the new vectors come with an HNSW index under the store's usual name."""
+    from mcp_memory_core import MemoryEngine, ModelMismatchError
+    from mcp_memory_testing import HashEmbedder, SimilarityRanker
+
+    old = MemoryEngine(PostgresStore(postgres_url), HashEmbedder(64), SimilarityRanker(), namespace="team")
+    new = MemoryEngine(PostgresStore(postgres_url), HashEmbedder(32), SimilarityRanker(), namespace="team")
+    try:
+        for i in range(20):
+            old.store_memory(f"note {i}: the {i % 3}th rack holds server {i}")
+        old.store_memory("The payments service runs on rack seven")
+        during: list[str] = []
+
+        def meanwhile(done: int, total: int) -> None:
+            if done and not during:
+                during.append(old.store_memory("The VPN gateway was replaced in June").memory.id)
+
+        outcome = new.reindex(batch_size=4, progress=meanwhile)
+        assert (outcome.previous, outcome.model_id) == ("hash-64", "hash-32") and outcome.embedded == 22
+        assert new.search("which rack runs payments", limit=1).hits[0].memory.content == (
+            "The payments service runs on rack seven"
+        )
+        assert new.search("VPN gateway replaced", limit=1).hits[0].memory.id == during[0]
+        assert index_state(new.store) is True  # type: ignore[arg-type]
+        with pytest.raises(ModelMismatchError, match="was re-embedded with model 'hash-32'"):
+            old.search("payments")
+        with pytest.raises(ModelMismatchError):
+            old.store_memory("A fact the old server must not store")
+        assert new.count(namespace="team") == 22
+    finally:
+        old.close()
+        new.close()

@@ -7,7 +7,7 @@ What it does depends on what the store can (its capabilities, not its module):
   store's own data; each model has its own index, so servers still on another model keep theirs
   (listed, to delete once no server uses them). ``--rebuild`` deletes this model's index first (a
   damaged one; stop the servers using it first).
-- ``reembed`` (sqlite-vec): every memory is re-embedded in place, batch by batch (each committed: an
+- ``reembed`` (sqlite-vec, PostgreSQL): every memory is re-embedded in place, batch by batch (each committed: an
   interrupted run goes on where it stopped when run again), while servers on the old model keep
   working; at the end one transaction switches the whole file to the new model, and those servers
   then answer that it was re-embedded (restart them with the new embedder).
@@ -166,8 +166,8 @@ def _options(fn: Any) -> Any:
 @_options
 def reindex_command(path: Path | None, rebuild: bool, batch_size: int, as_json: bool) -> None:
     """Bring every vector to the configured embedder (after a model change). A vault: build this
-    model's index from the notes. sqlite-vec: re-embed every memory in place, resumable (run it
-    again after an interrupt), while servers on the old model keep working until the switch."""
+    model's index from the notes. sqlite-vec, PostgreSQL: re-embed every memory in place, resumable
+    (run it again after an interrupt), while servers on the old model keep working until the switch."""
     _reindex(path, rebuild=rebuild, batch_size=batch_size, as_json=as_json)
 
 

@@ -21,6 +21,9 @@ from mcp_memory_core.migrations import Migration
 
 SCHEMA = "mcp_memory"
 SCHEMA_VERSION = 1
+# An HNSW graph is built in memory when it fits: far faster than the 64 MB default allows (the
+# session that builds one sets it, then resets it).
+BUILD_MEMORY = "512MB"
 # pg_advisory_xact_lock key of schema changes (any fixed 64-bit number; "mcpmemry" in ASCII)
 MIGRATION_LOCK = 0x6D63706D656D7279
 

@@ -50,7 +50,16 @@ from mcp_memory_core.query_words import MAX_QUERY_WORDS, query_words
 from mcp_memory_core.row_codec import COLUMNS, RowCodec, utc
 from mcp_memory_core.store_writes import check_update, checked_insert, updated
 
-from .schema import MIGRATION_LOCK, SCHEMA, SCHEMA_VERSION, VECTOR_INDEX, migrations, vector_index_ddl
+from .reembed import Reembedding
+from .schema import (
+    BUILD_MEMORY,
+    MIGRATION_LOCK,
+    SCHEMA,
+    SCHEMA_VERSION,
+    VECTOR_INDEX,
+    migrations,
+    vector_index_ddl,
+)
 from .sql_filters import where_sql
 
 log = logging.getLogger("mcp_memory_postgres")
@@ -64,10 +73,9 @@ MAX_INDEX_ROWS = 1000  # hnsw.ef_search's ceiling in pgvector
 # recall@10 0.886 at 4.1 ms, 100: 0.950 at 5.2 ms, 200: 0.990 at 7.6 ms, 400: 0.990 at 14.0 ms.
 EF_SEARCH = 200
 # bulk_load drops and rebuilds the vector index from this many incoming vectors (and at least as many
-# as are stored), building it with this much maintenance_work_mem (pgvector builds the graph in
-# memory while it fits, and much slower once it does not; 64 MB, the default, holds about 25k).
+# as are stored), building it with schema.BUILD_MEMORY of maintenance_work_mem (pgvector builds the
+# graph in memory while it fits, and much slower once it does not; 64 MB, the default, holds ~25k).
 BULK_ROWS = 5_000
-BUILD_MEMORY = "512MB"
 # IDF counts memories by the planner's estimate above this many (exact enough for a logarithm)
 ESTIMATED_ROWS = 50_000
 _ITER_BATCH = 500
@@ -109,8 +117,10 @@ def idf(df: int, total: int) -> float:
     return math.log(1 + (max(total, df) - df + 0.5) / (df + 0.5))
 
 
-class PostgresStore:
+class PostgresStore(Reembedding):
     """The team store. ``url``: a libpq connection string or ``postgresql://`` URL."""
+
+    _codec = _CODEC
 
     def __init__(
         self, url: str, *, pool_size: int = 10, exact_rows: int = EXACT_ROWS, ef_search: int = EF_SEARCH
@@ -124,13 +134,19 @@ class PostgresStore:
         self._ef_search = min(MAX_INDEX_ROWS, max(1, int(ef_search)))
         self._pool: Any = None
         self._model: tuple[str, int] | None = None
+        self._reembed_target: tuple[str, int] | None = None  # reembed.py: the model being written
+        self._reembed_cursor = 0
         self._local = threading.local()
         self._open_lock = threading.Lock()
 
     @property
     def capabilities(self) -> StoreCapabilities:
         return StoreCapabilities(
-            keyword_search=True, concurrent_processes=True, thread_safe=True, read_vectors=True
+            keyword_search=True,
+            concurrent_processes=True,
+            thread_safe=True,
+            read_vectors=True,
+            reembed=True,
         )
 
     @property
@@ -326,6 +342,7 @@ class PostgresStore:
                     if taken
                     else "A memory with that id already exists"
                 ) from exc
+            self._check_model(conn)  # after the row lock: a re-embedding's switch is committed or waits
             with conn.cursor() as cur:
                 cur.executemany(
                     f"INSERT INTO {_PASSAGES} (seq, embedding) VALUES (%s, %s)",
@@ -387,6 +404,7 @@ class PostgresStore:
                 "WHERE m.id = ANY(%s) ORDER BY p.vrow",
                 (ids,),
             ).fetchall()
+            self._check_model(conn)
         found: dict[str, list[Vector]] = {}
         for memory_id, embedding in rows:
             found.setdefault(memory_id, []).append(np.asarray(embedding.to_numpy(), dtype=np.float32))
@@ -403,14 +421,24 @@ class PostgresStore:
         if query.shape[0] != self._model[1]:
             raise ValueError(f"knn needs a {self._model[1]}-d vector; got {query.shape[0]}-d")
         clause, params = where_sql(where, alias="m")
+        import psycopg
+
         with self._connection() as conn:
-            # A filter naming its memories (a search's thread neighbours, a chain) is always few rows.
-            rows = 0 if where.ids is not None else row_count(conn, _PASSAGES, self._exact_rows)
-            if rows > self._exact_rows:
-                found = self._index_knn(conn, query, k, clause, params, rows)
-                if found is not None:
-                    return found
-            return self._exact_knn(conn, query, k, clause, params)
+            self._check_model(conn)  # re-embedded with another model (mcp-memory reindex): refused
+            try:
+                # A filter naming its memories (a search's thread neighbours, a chain) is few rows.
+                rows = 0 if where.ids is not None else row_count(conn, _PASSAGES, self._exact_rows)
+                found = (
+                    self._index_knn(conn, query, k, clause, params, rows) if rows > self._exact_rows else None
+                )
+                if found is None:
+                    found = self._exact_knn(conn, query, k, clause, params)
+            except psycopg.errors.DataException:
+                self._check_model(conn)  # the switch came between the check and the query
+                raise
+            # And after it: a switch committed before the query made its answer another model's.
+            self._check_model(conn)
+            return found
 
     def _index_knn(
         self, conn: Any, query: Any, k: int, clause: str, params: list[Any], rows: int
