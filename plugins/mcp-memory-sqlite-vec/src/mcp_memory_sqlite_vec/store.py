@@ -760,54 +760,67 @@ class SqliteVecStore(VectorCacheSync, Reembedding):
         if query.shape[0] != self._dims:
             raise ValueError(f"knn needs a {self._dims}-d vector; got {query.shape[0]}-d")
         with self._reading() as conn:
-            self._check_model(conn)  # a file re-embedded meanwhile: never compare two models' vectors
-            where = self._without_trivial_scope(conn, where)
-            cached = self._cache_knn(conn, query, k, where)
-            if cached is not None:
-                return cached
-            vec = self._vec0_conditions(conn, where)
-            if vec is None:
+            # A file re-embedded with another model (mcp-memory reindex) is refused before the query,
+            # and after it: a switch committed in between made the answer another model's.
+            self._check_model(conn)
+            try:
+                found = self._knn(conn, query, k, where)
+            except ValueError:  # the cache reloaded another model's vectors (other dimensions)
+                self._check_model(conn)
+                raise
+            self._check_model(conn)
+            return found
+
+    def _knn(self, conn: Any, query: Vector, k: int, where: MemoryFilter) -> list[tuple[str, float]]:
+        """The KNN of ``knn`` on ``conn`` (the model checks are knn's): the vector cache when it can
+        answer, else vec0 (or an exact scan) with every filter applied before the top-k."""
+        where = self._without_trivial_scope(conn, where)
+        cached = self._cache_knn(conn, query, k, where)
+        if cached is not None:
+            return cached
+        vec = self._vec0_conditions(conn, where)
+        if vec is None:
+            return []
+        conditions, params = vec
+        if needs_rows(where):
+            clause, row_params = where_sql(where, alias="m")
+            vrows = [
+                r[0]
+                for r in conn.execute(
+                    f"SELECT p.vrow FROM memories m JOIN passages p ON p.seq = m.seq WHERE {clause}",
+                    row_params,
+                )
+            ]
+            if not vrows:
                 return []
-            conditions, params = vec
-            if needs_rows(where):
+            vrow_json = json.dumps(vrows)
+            if len(vrows) <= self._exact_limit(conn):
+                return self._exact_knn(
+                    conn, query, k, "p.vrow IN (SELECT value FROM json_each(?))", [vrow_json]
+                )
+            conditions.append("rowid IN (SELECT value FROM json_each(?))")
+            params.append(vrow_json)
+        row_k = min(MAX_K, max(2 * k, k + 16))
+        while True:
+            rows = conn.execute(
+                "WITH hits AS MATERIALIZED (SELECT rowid, distance FROM vectors WHERE "
+                "embedding MATCH ? AND k = ? "
+                + "".join(f"AND {c} " for c in conditions)
+                + ") SELECT m.id, hits.distance FROM hits LEFT JOIN passages p ON p.vrow = hits.rowid "
+                "LEFT JOIN memories m ON m.seq = p.seq ORDER BY hits.distance, m.id",
+                [query.tobytes(), row_k, *params],
+            ).fetchall()
+            best: dict[str, float] = {}
+            for memory_id, distance in rows:
+                if memory_id is not None and memory_id not in best:
+                    best[memory_id] = 1.0 - float(distance)
+            if len(best) >= k or len(rows) < row_k:
+                return list(best.items())[:k]
+            if row_k >= MAX_K:
+                # 4096 vector rows hold fewer than k memories: scan every matching vector exactly.
                 clause, row_params = where_sql(where, alias="m")
-                vrows = [
-                    r[0]
-                    for r in conn.execute(
-                        f"SELECT p.vrow FROM memories m JOIN passages p ON p.seq = m.seq WHERE {clause}",
-                        row_params,
-                    )
-                ]
-                if not vrows:
-                    return []
-                vrow_json = json.dumps(vrows)
-                if len(vrows) <= self._exact_limit(conn):
-                    return self._exact_knn(
-                        conn, query, k, "p.vrow IN (SELECT value FROM json_each(?))", [vrow_json]
-                    )
-                conditions.append("rowid IN (SELECT value FROM json_each(?))")
-                params.append(vrow_json)
-            row_k = min(MAX_K, max(2 * k, k + 16))
-            while True:
-                rows = conn.execute(
-                    "WITH hits AS MATERIALIZED (SELECT rowid, distance FROM vectors WHERE "
-                    "embedding MATCH ? AND k = ? "
-                    + "".join(f"AND {c} " for c in conditions)
-                    + ") SELECT m.id, hits.distance FROM hits LEFT JOIN passages p ON p.vrow = hits.rowid "
-                    "LEFT JOIN memories m ON m.seq = p.seq ORDER BY hits.distance, m.id",
-                    [query.tobytes(), row_k, *params],
-                ).fetchall()
-                best: dict[str, float] = {}
-                for memory_id, distance in rows:
-                    if memory_id is not None and memory_id not in best:
-                        best[memory_id] = 1.0 - float(distance)
-                if len(best) >= k or len(rows) < row_k:
-                    return list(best.items())[:k]
-                if row_k >= MAX_K:
-                    # 4096 vector rows hold fewer than k memories: scan every matching vector exactly.
-                    clause, row_params = where_sql(where, alias="m")
-                    return self._exact_knn(conn, query, k, clause or "1", row_params)
-                row_k = min(MAX_K, row_k * 4)
+                return self._exact_knn(conn, query, k, clause or "1", row_params)
+            row_k = min(MAX_K, row_k * 4)
 
     @staticmethod
     def _without_trivial_scope(conn: Any, where: MemoryFilter) -> MemoryFilter:
