@@ -131,6 +131,20 @@ def test_import_search_history_edit_pin_delete_restore(page, server, shots, tmp_
     assert import_file(page, server, tmp_path, "conversations.json", chatgpt_export("tea", TEA)).startswith(
         "Done: imported 0, skipped 3"
     )
+    # dragged onto the import box instead of chosen: the same import (nothing new the third time)
+    page.goto(f"{server.ui}/import")
+    dropped = page.evaluate_handle(
+        """(text) => { const files = new DataTransfer();
+            files.items.add(new File([text], "dragged.json", {type: "application/json"}));
+            return files; }""",
+        chatgpt_export("tea", TEA).decode("utf-8"),
+    )
+    page.dispatch_event("#drop-zone", "drop", {"dataTransfer": dropped})
+    assert page.locator("#drop-hint").inner_text() == "Ready to import dragged.json."
+    page.get_by_role("button", name="Import").click()
+    page.wait_for_url(re.compile(r".*/ui/import/[\w-]+$"))
+    page.get_by_test_id("job-text").filter(has_text="Done").wait_for()
+    assert page.get_by_test_id("job-text").inner_text().startswith("Done: imported 0, skipped 3")
 
     page.goto(f"{server.ui}/")
     assert page.locator(".memory-item").count() == 3

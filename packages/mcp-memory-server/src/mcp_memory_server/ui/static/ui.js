@@ -10,6 +10,27 @@ document.addEventListener("DOMContentLoaded", () => {
     });
   }
 
+  // Import: a file dragged onto the box is the form's file (then Import sends it, as a chosen one).
+  const zone = document.getElementById("drop-zone");
+  const fileInput = document.getElementById("i-file");
+  if (zone && fileInput) {
+    for (const name of ["dragenter", "dragover"]) {
+      zone.addEventListener(name, (event) => {
+        event.preventDefault();
+        zone.classList.add("dragging");
+      });
+    }
+    zone.addEventListener("dragleave", () => zone.classList.remove("dragging"));
+    zone.addEventListener("drop", (event) => {
+      event.preventDefault();
+      zone.classList.remove("dragging");
+      const files = event.dataTransfer && event.dataTransfer.files;
+      if (!files || files.length !== 1) return;
+      fileInput.files = files;
+      document.getElementById("drop-hint").textContent = `Ready to import ${files[0].name}.`;
+    });
+  }
+
   // Import: show the upload's progress, then go to the job's page.
   const importForm = document.getElementById("import-form");
   if (importForm && window.XMLHttpRequest && window.FormData) {
