@@ -543,11 +543,12 @@ class MarkdownStore:
     ) -> tuple[dict[str, Stamp], builtins.list[str], dict[str, Indexed]]:
         """The notes to read (new or with another stamp than the index's), the paths that are gone,
         and the index's rows for both."""
-        if touched is None:
+        threads = self._config.threads_dir + "/"
+        if touched is None:  # scan() enters no hidden folder: a note is any .md it finds
             on_disk = {
                 path: stamp
                 for path, stamp in scan(self._vault, self._config.exclude).items()
-                if self._is_memory_file(path)
+                if path.endswith(".md") or path.startswith(threads)
             }
             known = self._files.all()
         else:
@@ -559,16 +560,25 @@ class MarkdownStore:
                 stamp = stamp_of(self._vault / path)
                 if stamp is not None and self._is_memory_file(path) and not self._config.excluded(path):
                     on_disk[path] = stamp
+        # the stamp each file had when the index read it (a transcript's messages all share one;
+        # MIXED when they do not: it is read again)
+        stamps: dict[str, Stamp | None] = {}
+        for path, row in known.items():
+            if "#" in path:  # a transcript's message (threads.message_path)
+                path = file_of(path)
+                if stamps.get(path, row.stamp) != row.stamp:
+                    stamps[path] = None
+                    continue
+            stamps[path] = row.stamp
         gone = [path for path in known if file_of(path) not in on_disk]
         for path in [p for p in self._problems if p not in on_disk and (touched is None or p in touched)]:
             del self._problems[path]
-        stamps: dict[str, set[Stamp]] = {}
-        for path, row in known.items():
-            stamps.setdefault(file_of(path), set()).add(row.stamp)
+        problems = self._problems
         candidates = {
             path: stamp
             for path, stamp in on_disk.items()
-            if self._reread or (stamps.get(path) != {stamp} and self._problems.get(path, (None,))[0] != stamp)
+            if self._reread
+            or (stamps.get(path) != stamp and (path not in problems or problems[path][0] != stamp))
         }
         return candidates, gone, known
 
