@@ -205,3 +205,27 @@ class RawServer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """``mcp-memory ARGS`` in a subprocess with ``env``, no stdin."""
+    return subprocess.run(
+        [*module_command(), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def create_token(env: dict[str, str], user: str, *teams: str) -> str:
+    """A bearer token for ``user`` (in ``teams``), from `mcp-memory token create`."""
+    args = ["token", "create", user]
+    for team in teams:
+        args += ["--team", team]
+    done = cli(env, *args)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("mcpm_"), done.stdout  # one line: the token
+    return lines[0]

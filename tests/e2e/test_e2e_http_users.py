@@ -9,40 +9,26 @@ owner changes a memory; an id outside one's scope answers exactly like a missing
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_helpers import INITIALIZE, error_text, http_server, module_command, payload, server_env
+from e2e_helpers import (
+    INITIALIZE,
+    cli,
+    create_token,
+    error_text,
+    http_server,
+    module_command,
+    payload,
+    server_env,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio, pytest.mark.usefixtures("default_plugins")]
 
 MISSING = "00000000-0000-4000-8000-000000000000"
-
-
-def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*module_command(), *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
-
-
-def create_token(env: dict[str, str], user: str, *teams: str) -> str:
-    args = ["token", "create", user]
-    for team in teams:
-        args += ["--team", team]
-    done = cli(env, *args)
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("mcpm_"), done.stdout  # one line: the token
-    return lines[0]
 
 
 @asynccontextmanager

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ui_helpers import MISSING, UiServer, chatgpt_export, cli, csrf_of, memory_ids, status_of, ui_server
+from e2e_helpers import cli
+from ui_helpers import MISSING, UiServer, chatgpt_export, csrf_of, memory_ids, status_of, ui_server
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("default_plugins")]
 

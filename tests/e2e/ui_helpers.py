@@ -11,14 +11,13 @@ import json
 import os
 import re
 import shutil
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_helpers import http_server, module_command, server_env
+from e2e_helpers import create_token, http_server, module_command, server_env
 
 # The hash embedder (mcp-memory-testing's fake) keeps these tests fast: no model loads. The store is
 # the real sqlite-vec one in a real file; test_e2e_web_ui.py has one test with the real MiniLM.
@@ -42,26 +41,6 @@ def chromium_path() -> str:
             pytest.fail(f"{message}: .ci/run installs it, and CI must run the browser tests")
         pytest.skip(message)
     return path
-
-
-def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*module_command(), *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
-
-
-def create_token(env: dict[str, str], user: str, *teams: str) -> str:
-    args = ["token", "create", user]
-    for team in teams:
-        args += ["--team", team]
-    done = cli(env, *args)
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
 
 
 @dataclass
