@@ -35,7 +35,7 @@ from mcp_memory_core.protocols import Vector
 from mcp_memory_core.row_codec import COLUMNS, JsonTextRowCodec
 from mcp_memory_core.store_writes import checked_insert
 
-from .schema import SCHEMA, TYPE_CASE, split_sql, vectors_ddl
+from .schema import FILL_VECTORS, SCHEMA, split_sql, vectors_ddl
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -189,12 +189,7 @@ class Reembedding:
             for statement in split_sql(SCHEMA):  # passages' index and triggers again
                 conn.execute(statement)
             conn.execute(vectors_ddl(dimensions))
-            conn.execute(
-                "INSERT INTO vectors (rowid, embedding, ns, deleted, superseded, type, created) "
-                "SELECT p.vrow, p.embedding, n.id, m.deleted_at IS NOT NULL, m.superseded_by IS NOT NULL, "
-                f"{TYPE_CASE.format(col='m.type')}, m.created_at "
-                "FROM passages p JOIN memories m ON m.seq = p.seq JOIN namespaces n ON n.name = m.namespace"
-            )
+            conn.execute(FILL_VECTORS)
             conn.execute("DELETE FROM cache_log")  # every cache reloads: its rows are another model's
             conn.executemany(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",

@@ -119,6 +119,15 @@ TYPE_CASE = (
 )
 
 
+# ``vectors`` (vec0) filled from ``passages`` and each row's memory: schema 1 -> 2, and a re-embedding.
+FILL_VECTORS = (
+    "INSERT INTO vectors (rowid, embedding, ns, deleted, superseded, type, created) "
+    "SELECT p.vrow, p.embedding, n.id, m.deleted_at IS NOT NULL, m.superseded_by IS NOT NULL, "
+    f"{TYPE_CASE.format(col='m.type')}, m.created_at "
+    "FROM passages p JOIN memories m ON m.seq = p.seq JOIN namespaces n ON n.name = m.namespace"
+)
+
+
 def vectors_ddl(dimensions: int) -> str:
     return (
         "CREATE VIRTUAL TABLE IF NOT EXISTS vectors USING vec0 ("

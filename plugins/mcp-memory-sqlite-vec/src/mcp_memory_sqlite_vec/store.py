@@ -114,7 +114,7 @@ from .errors import (
 )
 from .keywords import fts_query
 from .reembed import Reembedding
-from .schema import SCHEMA, SCHEMA_VERSION, TYPE_CASE, TYPE_CODES, split_sql, vectors_ddl
+from .schema import FILL_VECTORS, SCHEMA, SCHEMA_VERSION, TYPE_CODES, split_sql, vectors_ddl
 from .sql_filters import needs_rows, where_sql
 from .vector_cache import (
     COARSE_THRESHOLD,
@@ -428,12 +428,7 @@ class SqliteVecStore(VectorCacheSync, Reembedding):
         )
         conn.execute("DROP TABLE vectors")
         conn.execute(vectors_ddl(dimensions))
-        conn.execute(
-            "INSERT INTO vectors (rowid, embedding, ns, deleted, superseded, type, created) "
-            "SELECT p.vrow, p.embedding, n.id, m.deleted_at IS NOT NULL, m.superseded_by IS NOT NULL, "
-            f"{TYPE_CASE.format(col='m.type')}, m.created_at "
-            "FROM passages p JOIN memories m ON m.seq = p.seq JOIN namespaces n ON n.name = m.namespace"
-        )
+        conn.execute(FILL_VECTORS)
         conn.execute(
             "INSERT OR IGNORE INTO memory_tags (tag, seq) "
             "SELECT j.value, m.seq FROM memories m, json_each(m.tags) j"
