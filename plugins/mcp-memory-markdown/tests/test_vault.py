@@ -15,7 +15,8 @@ import yaml
 
 from mcp_memory_core import MemoryEngine
 from mcp_memory_core.errors import EditConflictError, MemoryNotFoundError, StorageError
-from mcp_memory_core.models import Memory
+from mcp_memory_core.lifecycle import TTLPolicy
+from mcp_memory_core.models import Memory, MemoryType
 from mcp_memory_core.scope import Scope
 from mcp_memory_markdown import MarkdownStore
 from mcp_memory_markdown.notes import note_id, parse_note, render_note, split_frontmatter
@@ -264,6 +265,7 @@ def test_a_transcript_is_a_thread_of_memories(vault) -> None:  # type: ignore[no
     bob = hits[0].memory
     assert bob.content == "Bob: Friday works, QA signs off on Thursday."
     assert bob.thread == "planning-call" and bob.tags == ("planning",) and bob.metadata == {"speaker": "Bob"}
+    assert bob.pinned  # a record never expires
     assert bob.occurred_at.isoformat() == "2026-11-20T09:01:00+00:00" and bob.namespace == "proj"
     assert bob.id == note_id("Threads/2026-11-20 planning.yaml#2")
     assert store.path_of(bob.id) == transcript
@@ -552,3 +554,34 @@ def test_diagnose_reads_the_index_and_names_the_vault(tmp_path: Path) -> None:
     assert found.exists and found.problems == ()
     assert found.path == str(store.index_path) and found.details["vault"] == str(tmp_path / "vault")
     assert found.model_id == embedder.model_id
+
+
+def test_a_semantic_lifetime_never_reaches_a_transcript(tmp_path: Path) -> None:
+    """With a lifetime for semantic memories, the sweep tombstones an old note and leaves the
+    transcript (a record, pinned) alone: list and search keep working."""
+    now = [datetime(2026, 11, 1, tzinfo=UTC)]
+    store = MarkdownStore(tmp_path / "vault", namespace="proj", owner="local")
+    engine = MemoryEngine(
+        store,
+        HashEmbedder(64),
+        SimilarityRanker(),
+        namespace="proj",
+        track_access=False,
+        clock=lambda: now[0],
+        ttl=TTLPolicy({MemoryType.SEMANTIC: timedelta(days=30)}),
+    )
+    engine.open()
+    try:
+        old = engine.store_memory("An old fact about the office coffee machine").memory
+        (store.vault / "Threads").mkdir()
+        (store.vault / "Threads" / "call.yaml").write_text(
+            "messages:\n  - {speaker: Ann, at: 2026-01-01T00:00:00Z, content: The coffee machine is fixed.}\n",
+            encoding="utf-8",
+        )
+        now[0] += timedelta(days=31)
+        assert engine.sweep() == 1 and engine.get_memory(old.id).status == "expired"
+        assert [m.content for m in engine.list_memories(limit=10).memories] == [
+            "Ann: The coffee machine is fixed."
+        ]
+    finally:
+        engine.close()

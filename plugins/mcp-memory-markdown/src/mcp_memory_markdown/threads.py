@@ -18,7 +18,8 @@ A file that is only the list of messages is read the same way. A message's memor
 the message's ``id`` if it has one, else derived from the file's path and the message's position
 (the same in every copy of the vault). A transcript is a record of what was said: its memories are
 read-only through mcp-memory (the store refuses to change them, saying to edit the file), type
-semantic so that no lifetime expires them.
+semantic and pinned, so that no lifetime expires them (a TTL sweep would otherwise try to write a
+tombstone into the record, and be refused).
 
 The index knows a message by the file's path and its position, ``Threads/x.yaml#3``
 (:func:`message_path`): a ``#`` never ends a note's path, which ends in ``.md``.
@@ -138,6 +139,7 @@ def _message(
                 "content": f"{speaker}: {text.strip()}" if speaker else text.strip(),
                 "metadata": metadata,
                 "type": MemoryType.SEMANTIC,
+                "pinned": True,  # a record: no lifetime expires it, whatever MCP_MEMORY_TTL_* says
                 "tags": tags,
                 "namespace": header.get("namespace") or namespace,
                 "owner": header.get("owner") or owner,
