@@ -490,11 +490,11 @@ def test_another_user_cannot_read_or_change_a_note_through_the_vault(tmp_path: P
         engine.close()
 
 
-def test_an_expired_memory_is_a_tombstone_in_the_archive_and_a_pinned_one_stays(tmp_path: Path) -> None:
-    """TTL on the vault: a working memory past its 48 h moves to Archive/ marked ``deleted`` (the
-    moment it expired); a pinned one never expires; a hand-written note is semantic: never."""
-    now = [datetime(2026, 11, 1, tzinfo=UTC)]
-    store = MarkdownStore(tmp_path / "vault", namespace="proj", owner="local")
+def clocked_engine(
+    vault: Path, now: list[datetime], ttl: TTLPolicy | None = None
+) -> tuple[MemoryEngine, MarkdownStore]:
+    """An open engine on ``vault`` whose clock reads ``now[0]`` (tests move it), with ``ttl``."""
+    store = MarkdownStore(vault, namespace="proj", owner="local")
     engine = MemoryEngine(
         store,
         HashEmbedder(64),
@@ -502,8 +502,17 @@ def test_an_expired_memory_is_a_tombstone_in_the_archive_and_a_pinned_one_stays(
         namespace="proj",
         track_access=False,
         clock=lambda: now[0],
+        ttl=ttl,
     )
     engine.open()
+    return engine, store
+
+
+def test_an_expired_memory_is_a_tombstone_in_the_archive_and_a_pinned_one_stays(tmp_path: Path) -> None:
+    """TTL on the vault: a working memory past its 48 h moves to Archive/ marked ``deleted`` (the
+    moment it expired); a pinned one never expires; a hand-written note is semantic: never."""
+    now = [datetime(2026, 11, 1, tzinfo=UTC)]
+    engine, store = clocked_engine(tmp_path / "vault", now)
     try:
         task = engine.store_memory("Current task: fix the login bug", type="working").memory
         kept = engine.store_memory("Current task: write the release notes", type="working").memory
@@ -560,17 +569,9 @@ def test_a_semantic_lifetime_never_reaches_a_transcript(tmp_path: Path) -> None:
     """With a lifetime for semantic memories, the sweep tombstones an old note and leaves the
     transcript (a record, pinned) alone: list and search keep working."""
     now = [datetime(2026, 11, 1, tzinfo=UTC)]
-    store = MarkdownStore(tmp_path / "vault", namespace="proj", owner="local")
-    engine = MemoryEngine(
-        store,
-        HashEmbedder(64),
-        SimilarityRanker(),
-        namespace="proj",
-        track_access=False,
-        clock=lambda: now[0],
-        ttl=TTLPolicy({MemoryType.SEMANTIC: timedelta(days=30)}),
+    engine, store = clocked_engine(
+        tmp_path / "vault", now, ttl=TTLPolicy({MemoryType.SEMANTIC: timedelta(days=30)})
     )
-    engine.open()
     try:
         old = engine.store_memory("An old fact about the office coffee machine").memory
         (store.vault / "Threads").mkdir()

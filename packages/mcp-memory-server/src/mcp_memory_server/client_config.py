@@ -39,7 +39,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from .config_files import ConfigFileError, backup, decode_text, dump_json, json_indent, write_atomically
+from .config_files import ConfigFileError, dump_json, json_indent, read_config, replace_config
 from .launch import Launch
 
 ClientConfigError = ConfigFileError  # the name callers catch
@@ -243,20 +243,12 @@ def install_server(
     ``<file>.bak-<YYYYmmdd-HHMMSS>``; the new one replaces it atomically.
     """
     path = path.expanduser()
-    target = path.resolve() if path.is_symlink() else path  # write through a dotfiles symlink
-    try:
-        raw = target.read_bytes() if target.exists() else None
-    except OSError as exc:
-        raise ClientConfigError(f"Cannot read {path}: {exc.strerror or exc}.") from None
-    if raw is not None and not target.is_file():
-        raise ClientConfigError(f"{path} is not a file.")
-    text = decode_text(raw, path) if raw is not None else ""
+    target, raw, text = read_config(path)
     merge = _merge_json if client.file_format == "json" else _merge_toml
     new_text, action = merge(client, text, path, name, dict(entry), force)
     if action == "unchanged":
         return InstallResult("unchanged", path, None)
-    saved = backup(target, now) if raw is not None else None
-    write_atomically(target, new_text)
+    saved = replace_config(target, raw, new_text, now)
     return InstallResult("created" if raw is None else action, path, saved)
 
 

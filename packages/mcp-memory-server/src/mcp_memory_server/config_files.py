@@ -87,3 +87,25 @@ def write_atomically(path: Path, text: str) -> None:
     except OSError as exc:
         Path(temporary).unlink(missing_ok=True)
         raise ConfigFileError(f"Cannot write {path}: {exc.strerror or exc}.") from None
+
+
+def read_config(path: Path) -> tuple[Path, bytes | None, str]:
+    """``(target, raw, text)`` of a configuration file: the file written (a dotfiles symlink is
+    written through), its bytes (None: it does not exist yet) and its text ('' when new)."""
+    path = path.expanduser()
+    target = path.resolve() if path.is_symlink() else path
+    try:
+        raw = target.read_bytes() if target.exists() else None
+    except OSError as exc:
+        raise ConfigFileError(f"Cannot read {path}: {exc.strerror or exc}.") from None
+    if raw is not None and not target.is_file():
+        raise ConfigFileError(f"{path} is not a file.")
+    return target, raw, decode_text(raw, path) if raw is not None else ""
+
+
+def replace_config(target: Path, raw: bytes | None, text: str, now: datetime | None) -> Path | None:
+    """Write ``text`` over a file ``read_config`` read (a backup first when it existed); returns the
+    backup's path."""
+    saved = backup(target, now) if raw is not None else None
+    write_atomically(target, text)
+    return saved

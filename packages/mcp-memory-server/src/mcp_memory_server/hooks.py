@@ -279,16 +279,7 @@ def last_assistant_text(path: Path | None) -> str:
         size = handle.seek(0, os.SEEK_END)
         handle.seek(max(0, size - TRANSCRIPT_TAIL_BYTES))
         lines = handle.read().splitlines()
-    for line in reversed(lines):
-        if b'"assistant"' not in line:
-            continue
-        try:
-            text = _entry_text(json.loads(line))
-        except (ValueError, UnicodeDecodeError):
-            continue
-        if text:
-            return text
-    return ""
+    return next((text for line in reversed(lines) if (text := _assistant_line(line))), "")
 
 
 def assistant_texts(path: Path | None, *, marked_only: bool) -> Iterator[str]:
@@ -298,16 +289,20 @@ def assistant_texts(path: Path | None, *, marked_only: bool) -> Iterator[str]:
         return
     with path.open("rb") as handle:
         for line in handle:
-            if b'"assistant"' not in line or (
-                marked_only and not _MARKER_WORDS.search(line.decode("utf-8", "replace"))
-            ):
+            if marked_only and not _MARKER_WORDS.search(line.decode("utf-8", "replace")):
                 continue
-            try:
-                text = _entry_text(json.loads(line))
-            except (ValueError, UnicodeDecodeError):
-                continue
-            if text:
+            if text := _assistant_line(line):
                 yield text
+
+
+def _assistant_line(line: bytes) -> str:
+    """The text of a transcript line if it is an assistant entry ('' otherwise, or unreadable)."""
+    if b'"assistant"' not in line:
+        return ""
+    try:
+        return _entry_text(json.loads(line)) or ""
+    except (ValueError, UnicodeDecodeError):
+        return ""
 
 
 # -- the engine, quickly -----------------------------------------------------------------------------------

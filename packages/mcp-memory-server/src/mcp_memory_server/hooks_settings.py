@@ -26,7 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from .config_files import ConfigFileError, backup, decode_text, dump_json, json_indent, write_atomically
+from .config_files import ConfigFileError, dump_json, json_indent, read_config, replace_config
 from .launch import SERVER_SCRIPT, detect_launch
 
 # event -> (our command's name, Claude Code's timeout for it in seconds). A hook that times out is a
@@ -186,21 +186,13 @@ def _edit(
     action: Action,
 ) -> SettingsResult:
     path = path.expanduser()
-    target = path.resolve() if path.is_symlink() else path  # write through a dotfiles symlink
-    try:
-        raw = target.read_bytes() if target.exists() else None
-    except OSError as exc:
-        raise HookSettingsError(f"Cannot read {path}: {exc.strerror or exc}.") from None
-    if raw is not None and not target.is_file():
-        raise HookSettingsError(f"{path} is not a file.")
-    text = decode_text(raw, path) if raw is not None else ""
+    target, raw, text = read_config(path)
     data = _parse(text, path)
     before = json.loads(json.dumps(data))
     events = change(data)
     if data == before:
         return SettingsResult("unchanged", path, None, ())
-    saved = backup(target, now) if raw is not None else None
-    write_atomically(target, dump_json(data, json_indent(text)) + "\n")
+    saved = replace_config(target, raw, dump_json(data, json_indent(text)) + "\n", now)
     return SettingsResult("created" if raw is None else action, path, saved, events)
 
 
