@@ -424,7 +424,10 @@ class PostgresStore(Reembedding):
         import psycopg
 
         with self._connection() as conn:
-            self._check_model(conn)  # re-embedded with another model (mcp-memory reindex): refused
+            # Re-embedded with another model (mcp-memory reindex): refused. Checked before the query
+            # too: inside a write transaction a failed query (other dimensions) aborts it, and no
+            # check could run after.
+            self._check_model(conn)
             try:
                 # A filter naming its memories (a search's thread neighbours, a chain) is few rows.
                 rows = 0 if where.ids is not None else row_count(conn, _PASSAGES, self._exact_rows)

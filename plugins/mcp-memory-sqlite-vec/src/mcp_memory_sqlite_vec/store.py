@@ -755,12 +755,12 @@ class SqliteVecStore(VectorCacheSync, Reembedding):
         if query.shape[0] != self._dims:
             raise ValueError(f"knn needs a {self._dims}-d vector; got {query.shape[0]}-d")
         with self._reading() as conn:
-            # A file re-embedded with another model (mcp-memory reindex) is refused before the query,
-            # and after it: a switch committed in between made the answer another model's.
-            self._check_model(conn)
+            # A file re-embedded with another model (mcp-memory reindex) is refused, checked once,
+            # after the query (a switch committed before it made its answer another model's), or
+            # when the query failed (another model's dimensions, in vec0 or a reloaded cache).
             try:
                 found = self._knn(conn, query, k, where)
-            except ValueError:  # the cache reloaded another model's vectors (other dimensions)
+            except Exception:
                 self._check_model(conn)
                 raise
             self._check_model(conn)
