@@ -162,6 +162,17 @@ async def test_three_users_through_every_surface(db_path: Path, tmp_path: Path) 
             assert got["status"] == "current" and got["content"] == "The office wifi is called atlas-guest"
             assert (await call(a, "get_memory", id=private["id"]))["status"] == "current"
 
+        # a version made private later: the old public one names neither it nor its id, on every surface
+        async with session_as(url, alice) as a:
+            secret = await call(
+                a, "update_memory", id=public["id"], content="The wifi is now hidden", privacy_scope="private"
+            )
+        async with session_as(url, bob) as b:
+            old = await call(b, "get_memory", id=public["id"], history=True)
+            assert old["status"] == "superseded" and old["head_id"] is None and old["superseded_by"] is None
+            resource = (await b.read_resource(f"memory://{public['id']}")).contents[0].text
+            assert secret["id"] not in json.dumps(old) + resource
+
         # a revoked token stops working at once
         revoked = cli(env, "token", "revoke", "--user", "carol")
         assert revoked.returncode == 0, revoked.stderr
@@ -172,7 +183,9 @@ async def test_three_users_through_every_surface(db_path: Path, tmp_path: Path) 
     assert as_bob.returncode == 0, as_bob.stderr
     assert "2468" not in as_bob.stdout and "wifi" not in as_bob.stdout
     as_alice = cli({**env, "MCP_MEMORY_USER": "alice"}, "export", "--all-namespaces")
-    assert "2468" in as_alice.stdout and as_alice.stdout.count('"owner":"alice"') == 3
+    assert (
+        "2468" in as_alice.stdout and as_alice.stdout.count('"owner":"alice"') == 4
+    )  # and the private version
 
 
 def test_no_auth_is_refused_beyond_loopback(db_path: Path) -> None:

@@ -126,6 +126,25 @@ def test_a_version_made_private_is_not_returned_through_its_public_wording(engin
     assert [m.id for m in view.history or []] == [old.id]
 
 
+def test_the_old_public_version_does_not_name_its_private_successor(engine):
+    old = engine.store_memory("the offsite is in lisbon", privacy_scope="public", scope=ALICE).memory
+    private = engine.update_memory(old.id, "the offsite is in porto", privacy_scope="private", scope=ALICE)
+    for view in (engine.get_memory(old.id, scope=BOB), engine.get_memory(old.id, history=True, scope=BOB)):
+        assert view.status == "superseded" and view.head_id is None
+        assert view.memory.superseded_by is None  # superseded, but not by anything bob may read
+        assert all(m.superseded_by is None for m in view.history or [])
+    assert engine.get_memory(old.id, scope=ALICE).memory.superseded_by == private.memory.id
+
+
+def test_superseded_by_skips_a_private_middle_version_to_the_next_readable_one(engine):
+    first = engine.store_memory("standup is at nine", privacy_scope="public", scope=ALICE).memory
+    middle = engine.update_memory(first.id, "standup is at ten", privacy_scope="private", scope=ALICE).memory
+    last = engine.update_memory(middle.id, "standup is at eleven", privacy_scope="public", scope=ALICE).memory
+    view = engine.get_memory(first.id, history=True, scope=BOB)
+    assert view.memory.superseded_by == last.id and view.head_id == last.id
+    assert [(m.id, m.superseded_by) for m in view.history or []] == [(first.id, last.id), (last.id, None)]
+
+
 def test_namespaces_default_to_project_and_user_and_star_means_readable(engine):
     engine.store_memory("alice prefers tabs", namespace="user", scope=ALICE)
     engine.store_memory("atlas uses postgres", scope=ALICE)

@@ -790,7 +790,13 @@ class MemoryEngine:
         else:
             status = "current"
         chain = self.chain_of(memory, scope=scope) if history else None
-        return MemoryView(memory=memory, head_id=self._head_id(memory, scope), status=status, history=chain)
+        seen = [self._as_seen(m, scope) for m in chain] if chain is not None else None
+        return MemoryView(
+            memory=self._as_seen(memory, scope),
+            head_id=self._head_id(memory, scope),
+            status=status,
+            history=seen,
+        )
 
     def list_memories(
         self,
@@ -1190,6 +1196,24 @@ class MemoryEngine:
                 f"Memory {memory.id} was superseded; its current version is {head}. {action.capitalize()} "
                 f"that one instead."
             )
+
+    def _as_seen(self, memory: Memory, scope: Scope) -> Memory:
+        """``memory`` as ``scope`` sees it: ``superseded_by`` names the next later version this scope
+        may read, or nothing (a version made private later is not revealed, not even its id)."""
+        successor, skipped = memory.superseded_by, {memory.id}
+        while successor is not None and successor not in skipped:
+            found = self.store.get([successor]).get(successor)
+            if found is None:  # a broken pointer names no one's memory: shown as stored
+                return memory
+            if scope.can_read(found):
+                break
+            skipped.add(successor)
+            successor = found.superseded_by
+        else:
+            successor = None
+        if successor == memory.superseded_by:
+            return memory
+        return memory.model_copy(update={"superseded_by": successor})
 
     def _head_id(self, memory: Memory, scope: Scope) -> str | None:
         """The id of the head of ``memory``'s chain, if this scope may read it."""
