@@ -157,3 +157,47 @@ def test_the_throttle_forgets_the_least_recent_clients_beyond_its_cap() -> None:
         throttle.failed(address)
     assert throttle.retry_after("a") == 60 and throttle.retry_after("c") == 60
     assert throttle.retry_after("b") is None and len(throttle) == 2
+
+
+SURROGATE = b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"search_memories","arguments":{"query":"\\ud800"}}}'
+DEEP = (
+    b'{"jsonrpc":"2.0","id":"deep","method":"tools/call","params":{"name":"search_memories","arguments":{"query":%s}}}'
+    % (b"[" * 10_000 + b"]" * 10_000)
+)
+
+
+@pytest.mark.parametrize("era", ["2025-06-18", "2026-07-28"])
+def test_json_the_sdk_cannot_read_is_answered_by_the_request_id(served: Any, era: str) -> None:
+    client, secret = served
+    headers = {**MCP_HEADERS, "Authorization": f"Bearer {secret}", "MCP-Protocol-Version": era}
+    if era == "2025-06-18":  # a session, as a handshake-era client has
+        started = client.post("/mcp", json=INITIALIZE, headers=headers)
+        headers["Mcp-Session-Id"] = started.headers["mcp-session-id"]
+    for body, request_id, says in [
+        (SURROGATE, 7, "\\ud800, half of a UTF-16 surrogate pair without its other half"),
+        (DEEP, "deep", "nests JSON 10,003 levels deep and this server reads at most 201"),
+    ]:
+        reply = client.post("/mcp", content=body, headers=headers)
+        assert reply.status_code == 400 and reply.headers["content-type"] == "application/json"
+        error = reply.json()
+        assert error["id"] == request_id and error["error"]["code"] == -32602, error
+        assert says in error["error"]["message"]
+    # without a valid token, the token check answers first
+    assert client.post("/mcp", content=SURROGATE, headers=MCP_HEADERS).status_code == 401
+    # a request the SDK reads goes on to it, body intact
+    envelope = {
+        "io.modelcontextprotocol/protocolVersion": era,
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    modern = era == "2026-07-28"
+    listed = client.post(
+        "/mcp",
+        json={
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/list",
+            "params": {"_meta": envelope} if modern else {},
+        },
+        headers={**headers, "Mcp-Method": "tools/list"} if modern else headers,
+    )
+    assert listed.status_code == 200 and "store_memory" in listed.text, listed.text

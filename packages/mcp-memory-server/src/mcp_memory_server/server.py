@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+MCP_PATH = "/mcp"  # the SDK's default streamable HTTP path
+
 
 def serve_stdio(settings: Settings | None = None) -> None:
     """Serve one client over stdin/stdout until it disconnects (a malformed line gets a JSON-RPC error).
@@ -48,11 +50,17 @@ def http_app(
 ) -> ASGIApp:
     """What ``serve --transport http`` serves: the MCP endpoint at ``/mcp`` and the web UI at ``/ui``,
     every response with the security headers, failed logins throttled (see http_middleware)."""
+    from starlette.routing import Route
+
     from .http_middleware import guarded
+    from .jsonrpc_recovery import AnswerUnreadableRequests
     from .ui import mount_ui
 
     app = build_app(settings, service=service, security=security)
     starlette_app = app.streamable_http_app(host=host, transport_security=security.transport)
+    for route in starlette_app.router.routes:
+        if isinstance(route, Route) and route.path == MCP_PATH:  # after the token check (app middleware)
+            route.app = AnswerUnreadableRequests(route.app, auth_required=security.verifier is not None)
     mount_ui(starlette_app, service, security)  # /ui: the same tokens, checks and Scope (docs/ui.md)
     return guarded(starlette_app, throttle)
 
