@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MCP_PATH = "/mcp"  # the SDK's default streamable HTTP path
+MCP_PATH = "/mcp"
 
 
 def serve_stdio(settings: Settings | None = None) -> None:
@@ -57,7 +57,9 @@ def http_app(
     from .ui import mount_ui
 
     app = build_app(settings, service=service, security=security)
-    starlette_app = app.streamable_http_app(host=host, transport_security=security.transport)
+    starlette_app = app.streamable_http_app(
+        streamable_http_path=MCP_PATH, host=host, transport_security=security.transport
+    )
     for route in starlette_app.router.routes:
         if isinstance(route, Route) and route.path == MCP_PATH:  # after the token check (app middleware)
             route.app = AnswerUnreadableRequests(route.app, auth_required=security.verifier is not None)
