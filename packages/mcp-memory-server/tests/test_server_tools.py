@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import uuid
 from typing import Any
@@ -11,6 +12,8 @@ from server_helpers import error_text, payload, stored_memory
 
 pytestmark = pytest.mark.anyio
 
+# A cursor that decodes to JSON nested 100,000 deep (Python's json module gives up on it)
+DEEP_CURSOR = base64.urlsafe_b64encode(b"[" * 100_000 + b"]" * 100_000).decode()
 TOOLS = {
     "store_memory",
     "search_memories",
@@ -233,6 +236,7 @@ async def test_list_defaults(client: Any) -> None:
         ("list_memories", {"limit": 0}, "limit must be an integer from 1 to 1000"),
         ("list_memories", {"limit": 1001}, "limit must be an integer from 1 to 1000"),
         ("list_memories", {"cursor": "garbage!!"}, "cursor is not valid"),
+        ("list_memories", {"cursor": DEEP_CURSOR}, "cursor is not valid"),
         ("store_memory", {}, "content"),
         ("get_memory", {}, "id"),
         ("search_memories", {"query": "x", "limit": "many"}, "limit"),

@@ -122,7 +122,8 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
         padded = cursor + "=" * (-len(cursor) % 4)
         created, memory_id = json.loads(base64.urlsafe_b64decode(padded.encode()))
         return datetime.fromisoformat(created), validate_id(memory_id)
-    except (ValueError, TypeError, binascii.Error, InvalidInputError):
+    except (ValueError, TypeError, RecursionError, binascii.Error, InvalidInputError):
+        # RecursionError: a cursor of JSON nested too deep for the json module (never one of ours)
         raise InvalidInputError(
             "cursor is not valid: pass the next_cursor of a previous list_memories result."
         ) from None

@@ -10,9 +10,17 @@ import anyio
 from .app import build_app
 
 if TYPE_CHECKING:
+    from starlette.types import ASGIApp
+
     from mcp_memory_core.settings import Settings
 
+    from .http_middleware import LoginThrottle
+    from .http_security import HttpSecurity
+    from .service import MemoryService
+
 log = logging.getLogger(__name__)
+
+MCP_PATH = "/mcp"
 
 
 def serve_stdio(settings: Settings | None = None) -> None:
@@ -30,6 +38,33 @@ def serve_stdio(settings: Settings | None = None) -> None:
         anyio.run(run_stdio, app)
     finally:
         service.close()
+
+
+def http_app(
+    settings: Settings,
+    service: MemoryService,
+    security: HttpSecurity,
+    *,
+    host: str,
+    throttle: LoginThrottle | None = None,
+) -> ASGIApp:
+    """What ``serve --transport http`` serves: the MCP endpoint at ``/mcp`` and the web UI at ``/ui``,
+    every response with the security headers, failed logins throttled (see http_middleware)."""
+    from starlette.routing import Route
+
+    from .http_middleware import guarded
+    from .jsonrpc_recovery import AnswerUnreadableRequests
+    from .ui import mount_ui
+
+    app = build_app(settings, service=service, security=security)
+    starlette_app = app.streamable_http_app(
+        streamable_http_path=MCP_PATH, host=host, transport_security=security.transport
+    )
+    for route in starlette_app.router.routes:
+        if isinstance(route, Route) and route.path == MCP_PATH:  # after the token check (app middleware)
+            route.app = AnswerUnreadableRequests(route.app, auth_required=security.verifier is not None)
+    mount_ui(starlette_app, service, security)  # /ui: the same tokens, checks and Scope (docs/ui.md)
+    return guarded(starlette_app, throttle)
 
 
 def serve_http(settings: Settings, *, host: str = "127.0.0.1", port: int = 8000, auth: bool = True) -> None:
@@ -56,7 +91,7 @@ def serve_http(settings: Settings, *, host: str = "127.0.0.1", port: int = 8000,
         host, port, tokens=tokens, public_url=settings.public_url, extra_hosts=settings.allowed_hosts
     )
     service = MemoryService(settings, lambda s: build_engine(s, require_scope=auth), tokens=tokens)
-    app = build_app(settings, service=service, security=security)
+    asgi_app = http_app(settings, service, security, host=host)
     engine = service.engine()  # resolve the plugins now: a bad backend name fails here (cheap: no model)
     if tokens is not None and not tokens.has_active():
         log.warning(
@@ -64,12 +99,8 @@ def serve_http(settings: Settings, *, host: str = "127.0.0.1", port: int = 8000,
             "`mcp-memory token create USER`.",
             tokens.location,
         )
-    starlette_app = app.streamable_http_app(host=host, transport_security=security.transport)
-    from .ui import mount_ui
-
-    mount_ui(starlette_app, service, security)  # /ui: the same tokens, checks and Scope (docs/ui.md)
     config = uvicorn.Config(
-        starlette_app,
+        asgi_app,
         host=host,
         port=port,
         log_config=None,

@@ -6,7 +6,9 @@ nothing and may wait forever. :class:`AnsweringReadStream` sits between the tran
 and answers such a line on the write stream (the transport's one stdout writer, so replies never
 interleave) with the error JSON-RPC 2.0 prescribes: -32700 Parse error for a line that is not JSON,
 -32600 Invalid Request for JSON that is not a message. The reply's id is the request's when the line
-is an object with a method and a usable id, else null. The server then carries on with the next line.
+is an object with a method and a usable id, else null; a request that is JSON but that the SDK's
+parser refuses (a lone surrogate, nesting too deep) is answered by its id with what to change
+(:mod:`.jsonrpc_recovery`). The server then carries on with the next line.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from mcp.shared.message import SessionMessage
 from mcp.types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
 from pydantic import ValidationError
 
+from .jsonrpc_recovery import unreadable_request_reply
+
 if TYPE_CHECKING:
     from mcp.server import MCPServer
     from mcp.shared._stream_protocols import ReadStream, WriteStream
@@ -32,6 +36,9 @@ def error_reply(exc: Exception) -> JSONRPCError:
     errors = exc.errors(include_url=False) if isinstance(exc, ValidationError) else []
     invalid_json = next((e for e in errors if e["type"] == "json_invalid"), None)
     if invalid_json is not None:
+        unreadable = unreadable_request_reply(invalid_json["input"])
+        if unreadable is not None:  # JSON the SDK's parser refuses: answered by the request's id
+            return unreadable
         error = ErrorData(code=PARSE_ERROR, message="Parse error", data=str(invalid_json["msg"]))
     else:
         error = ErrorData(

@@ -5,7 +5,8 @@ Every page that touches memories runs ``fn(engine, scope)`` through
 the engine's Scope alone decides what is shown and what may change; a memory outside the scope is
 the same 404 page as a missing id. Writes are POST forms answered with a redirect (303), so the
 pages work without JavaScript; ``static/ui.js`` only adds conveniences (import progress without
-reloads, a confirmation before delete).
+reloads, a confirmation before delete). The security headers (CSP, no framing, no-store …) are
+added to every response of the server by :mod:`..http_middleware`, these pages' included.
 """
 
 from __future__ import annotations
@@ -59,18 +60,6 @@ NOTICES = {
     "deleted": "Deleted. It no longer appears in search or lists; you can restore it.",
     "restored": "Restored: the memory is back in search and lists.",
     "logged_out": "You are logged out.",
-}
-SECURITY_HEADERS = {
-    "Content-Security-Policy": (
-        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
-    ),
-    "X-Content-Type-Options": "nosniff",
-    # same-origin, not no-referrer: under no-referrer Chromium sends "Origin: null" with a form's POST,
-    # which the Origin check (rightly) refuses
-    "Referrer-Policy": "same-origin",
-    "X-Frame-Options": "DENY",
-    "Cache-Control": "no-store",
 }
 
 Handler = Callable[[Request, Caller], Awaitable[Response]]
@@ -164,7 +153,6 @@ class UiApp:
                 response = await handler(request, caller)
             except PageError as exc:
                 return self.error(request, caller, exc.status, exc.message)
-            _secure(response)
             return response
 
         return endpoint
@@ -173,13 +161,11 @@ class UiApp:
         wants_page = request.method == "GET" and "application/json" not in request.headers.get("accept", "")
         if wants_page and "authorization" not in request.headers:
             target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
-            return _secure(RedirectResponse(f"{PREFIX}/login?{urlencode({'next': target})}", status_code=303))
-        return _secure(
-            JSONResponse(
-                {"error": "Not authenticated: log in, or send Authorization: Bearer <token>."},
-                status_code=401,
-                headers={"WWW-Authenticate": 'Bearer realm="mcp-memory"'},
-            )
+            return RedirectResponse(f"{PREFIX}/login?{urlencode({'next': target})}", status_code=303)
+        return JSONResponse(
+            {"error": "Not authenticated: log in, or send Authorization: Bearer <token>."},
+            status_code=401,
+            headers={"WWW-Authenticate": 'Bearer realm="mcp-memory"'},
         )
 
     def render(
@@ -193,7 +179,7 @@ class UiApp:
             notice=notice,
             **context,
         )
-        return _secure(HTMLResponse(html, status_code=status))
+        return HTMLResponse(html, status_code=status)
 
     def error(self, request: Request, caller: Caller | None, status: int, message: str) -> HTMLResponse:
         titles = {
@@ -241,7 +227,7 @@ class UiApp:
             return refused
         target = _safe_next(request.query_params.get("next"))
         if not self.auth.required:
-            return _secure(RedirectResponse(target, status_code=303))
+            return RedirectResponse(target, status_code=303)
         if request.method == "GET":
             return self.render(request, None, "login.html", title="Log in", next=target, failed=False)
         form = await request.form(max_files=0)
@@ -256,7 +242,7 @@ class UiApp:
         session_id, _ = self.auth.sessions.create(token)
         response = RedirectResponse(target, status_code=303)
         self.auth.set_session_cookie(response, session_id)
-        return _secure(response)
+        return response
 
     async def logout(self, request: Request, caller: Caller) -> Response:
         self.auth.sessions.drop(caller.session_id)
@@ -520,15 +506,6 @@ class UiApp:
 
 
 # -- helpers ---------------------------------------------------------------------------------------
-R = TypeVar("R", bound=Response)
-
-
-def _secure(response: R) -> R:
-    for name, value in SECURITY_HEADERS.items():
-        response.headers.setdefault(name, value)
-    return response
-
-
 def _is_multipart(request: Request) -> bool:
     return request.headers.get("content-type", "").startswith("multipart/form-data")
 
