@@ -36,7 +36,6 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import uuid
 import zipfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -58,7 +57,16 @@ from pydantic import (
 
 from . import surrogates
 from .errors import ImportRecordError, InvalidInputError, StorageError
-from .models import DEFAULT_NAMESPACE, LOCAL_USER, ImportOutcome, Memory, MemoryType, PrivacyScope, utcnow
+from .models import (
+    DEFAULT_NAMESPACE,
+    LOCAL_USER,
+    ImportOutcome,
+    Memory,
+    MemoryType,
+    PrivacyScope,
+    derived_id,
+    utcnow,
+)
 from .protocols import StoredVectors, Vector
 from .scope import Scope, validate_principal
 from .validation import (
@@ -82,9 +90,6 @@ FORMAT_VERSION = 1
 VECTORS_FORMAT_VERSION = 2  # version 1 plus the embedder in the header and each memory's vectors
 FORMATS = ("mcp-memory", "chatgpt", "mcp-knowledge-graph")
 Format = Literal["mcp-memory", "chatgpt", "mcp-knowledge-graph"]
-
-# uuid5 namespace of every id an importer derives (fixed forever: changing it breaks idempotency).
-IMPORT_ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://mcp-memory/import")
 
 # A memory's vectors in an export: its whole text plus at most this many passages (far above what
 # split_passages makes of the largest content), and how many memories' vectors are read at a time.
@@ -474,11 +479,6 @@ def import_records(
     if isinstance(memories, ImportFile) and memories.repaired:
         return replace(outcome, repaired=memories.repaired)
     return outcome
-
-
-def derived_id(*parts: str) -> str:
-    """A deterministic memory id from a source's own identifiers (uuid5; stable across versions)."""
-    return str(uuid.uuid5(IMPORT_ID_NAMESPACE, json.dumps(list(parts), ensure_ascii=False)))
 
 
 def _clip(text: str, max_bytes: int) -> tuple[str, dict[str, Any]]:
