@@ -29,6 +29,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import Message, Receive
 
 from .auth import CSRF_FIELD, CSRF_HEADER, Caller, UiAuth
 from .imports import FORMATS, ImportJobs, prepare_import
@@ -151,10 +152,16 @@ class UiApp:
             if caller is None:
                 return self._unauthenticated(request)
             if write:
+                too_large = f"The upload is larger than {MAX_UPLOAD_MB} MB."
                 if int(request.headers.get("content-length") or 0) > MAX_UPLOAD_BYTES:
-                    return self.error(request, caller, 413, f"The upload is larger than {MAX_UPLOAD_MB} MB.")
+                    return self.error(request, caller, 413, too_large)
+                # counted as it arrives, whatever the headers say (a chunked body has no length)
+                request = Request(request.scope, _capped(request.receive, MAX_UPLOAD_BYTES))
                 # parsed once here (Starlette keeps it for the handler); never a token from the URL
-                form = await request.form(max_files=1 if _is_multipart(request) else 0, max_fields=20)
+                try:
+                    form = await request.form(max_files=1 if _is_multipart(request) else 0, max_fields=20)
+                except BodyTooLarge:
+                    return self.error(request, caller, 413, too_large)
                 submitted = request.headers.get(CSRF_HEADER) or str(form.get(CSRF_FIELD, ""))
                 if not self.auth.csrf_ok(caller, submitted):
                     return self.error(
@@ -527,6 +534,26 @@ def _secure(response: R) -> R:
     for name, value in SECURITY_HEADERS.items():
         response.headers.setdefault(name, value)
     return response
+
+
+class BodyTooLarge(Exception):
+    """A request body went past the upload cap while it was being read."""
+
+
+def _capped(receive: Receive, limit: int) -> Receive:
+    """``receive`` that raises BodyTooLarge once the body it has passed on exceeds ``limit`` bytes."""
+    received = 0
+
+    async def capped() -> Message:
+        nonlocal received
+        message = await receive()
+        if message["type"] == "http.request":
+            received += len(message.get("body", b""))
+            if received > limit:
+                raise BodyTooLarge
+        return message
+
+    return capped
 
 
 def _is_multipart(request: Request) -> bool:
