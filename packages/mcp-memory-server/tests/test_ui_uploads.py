@@ -159,7 +159,7 @@ def test_a_zip_bomb_upload_is_refused_in_one_sentence_and_nothing_is_imported(
         )
     assert response.status_code == 400
     assert (
-        "its conversations.json inflates to 513.0 MiB, more than the 512.0 MiB an import reads"
-        in response.text
-    )
+        "chatgpt-export.zip: its conversations.json inflates to 513.0 MiB, more than the 512.0 MiB an "
+        "import reads from a zip; unzip it and import the conversations.json file itself."
+    ) in response.text
     assert stored(ui_app) == [] and ui_app.jobs._jobs == {}

@@ -458,7 +458,10 @@ class UiApp:
             def prepare(engine: MemoryEngine, scope: Scope) -> tuple[Any, Scope]:
                 return prepare_import(engine, scope, path, fmt, namespace, include_assistant), scope
 
-            prepared, scope = await self.scoped(caller, prepare)
+            try:
+                prepared, scope = await self.scoped(caller, prepare)
+            except PageError as exc:  # a refusal names the upload, not the server's temporary file
+                raise PageError(exc.status, exc.message.replace(str(path), filename)) from exc
         except OSError as exc:
             raise PageError(400, f"Cannot read the upload: {exc.strerror or exc}") from exc
         finally:
