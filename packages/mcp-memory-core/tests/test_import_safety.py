@@ -167,14 +167,17 @@ def test_a_chain_continuing_into_ones_own_stored_memory_is_accepted(tmp_path: Pa
 
 # -- (c2) a chain never loops: a cycle would hide every version in it from search ----------------------
 def engine_on(store_kind: str, tmp_path: Path) -> MemoryEngine:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     if store_kind == "sqlite":
-        tmp_path.mkdir(parents=True, exist_ok=True)
         sqlite_vec = pytest.importorskip("mcp_memory_sqlite_vec")
         return make_engine(sqlite_vec.SqliteVecStore(tmp_path / "memories.db"))
+    if store_kind == "vault":
+        markdown = pytest.importorskip("mcp_memory_markdown")
+        return make_engine(markdown.MarkdownStore(tmp_path / "vault", namespace="default", owner="local"))
     return make_engine()
 
 
-@pytest.mark.parametrize("store_kind", ["memory", "sqlite"])
+@pytest.mark.parametrize("store_kind", ["memory", "sqlite", "vault"])
 @pytest.mark.parametrize(
     ("links", "refused", "loop"),
     [
@@ -229,7 +232,7 @@ def import_as_bob(engine: MemoryEngine, path: Path) -> Any:
 ALICE = Scope.for_user("alice", project="default")
 
 
-@pytest.mark.parametrize("store_kind", ["memory", "sqlite"])
+@pytest.mark.parametrize("store_kind", ["memory", "sqlite", "vault"])
 def test_importing_another_users_id_answers_exactly_like_a_missing_id(
     tmp_path: Path, store_kind: str
 ) -> None:
