@@ -546,19 +546,14 @@ class MemoryEngine:
                     taken |= self._foreign_ids([new], scope)
             renamed[old] = new
             in_use.add(new)
-        return [
-            m.model_copy(
-                update={
-                    "id": renamed.get(m.id, m.id),
-                    "superseded_by": renamed.get(m.superseded_by, m.superseded_by)
-                    if m.superseded_by is not None
-                    else None,
-                }
-            )
-            if m.id in renamed or m.superseded_by in renamed
-            else m
-            for m in memories
-        ], renamed
+
+        def claimed(memory: Memory) -> Memory:
+            if memory.id not in renamed and memory.superseded_by not in renamed:
+                return memory
+            link = memory.superseded_by and renamed.get(memory.superseded_by, memory.superseded_by)
+            return memory.model_copy(update={"id": renamed.get(memory.id, memory.id), "superseded_by": link})
+
+        return [claimed(m) for m in memories], renamed
 
     def _foreign_ids(self, memory_ids: Sequence[str], scope: Scope) -> set[str]:
         """The ids among ``memory_ids`` that the store holds as another user's memory (two counts per
