@@ -175,3 +175,15 @@ def test_only_regular_files_are_read(format: Any) -> None:
     with pytest.raises(InvalidInputError) as caught:
         detect_format(device)
     assert str(caught.value) == message
+
+
+def test_format_detection_reads_a_bounded_first_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(transfer, "DETECT_LINE_CHARS", 100)
+    entity = {"type": "entity", "name": "Ada", "observations": ["Writes Rust " * 20]}
+    path = tmp_path / "memory.jsonl"
+    path.write_text("\n" + " " * 250 + "\n" + json.dumps(entity) + "\n", encoding="utf-8")
+    with pytest.raises(InvalidInputError, match="Cannot tell the format"):
+        detect_format(path)  # the first 100 characters of the line are not JSON on their own
+    assert len(read_memories(path, "mcp-knowledge-graph")) == 1  # --format reads it whole
+    monkeypatch.setattr(transfer, "DETECT_LINE_CHARS", 1000)
+    assert detect_format(path) == "mcp-knowledge-graph"

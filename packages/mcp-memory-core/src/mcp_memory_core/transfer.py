@@ -108,6 +108,8 @@ MAX_CHATGPT_JSON_BYTES = 512 << 20
 MAX_CONVERSATION_CHARS = 64 << 20
 NOT_A_LIST = "A ChatGPT export's conversations.json holds a JSON list of conversations; this is not a list."
 
+DETECT_LINE_CHARS = 1 << 20  # of the first line, read to guess a file's format
+
 TRUNCATION_MARK = " …[truncated]"
 BOM = "\ufeff"
 # A file's text encoding: UTF-8, with or without a byte order mark (Windows editors write one).
@@ -839,6 +841,15 @@ def _require_regular_file(path: Path) -> None:
         )
 
 
+def _first_line(handle: TextIO) -> str:
+    """The first line that is not blank, cut at DETECT_LINE_CHARS (a file of one huge line is not
+    read whole to guess its format)."""
+    while line := handle.readline(DETECT_LINE_CHARS):
+        if line.strip():
+            return line
+    return ""
+
+
 def detect_format(path: Path) -> Format:
     """Guess a file's format from its first bytes: a zip or a JSON list is a ChatGPT export; JSON
     Lines with an mcp-memory header is ours; ``"type": "entity"|"relation"`` lines are a knowledge graph."""
@@ -848,7 +859,7 @@ def detect_format(path: Path) -> Format:
     with path.open(encoding=ENCODING, errors="replace") as handle:
         head = handle.read(4096).lstrip()
         handle.seek(0)
-        first = next((line for line in handle if line.strip()), "")
+        first = _first_line(handle)
     if head.startswith("["):
         return "chatgpt"
     try:
