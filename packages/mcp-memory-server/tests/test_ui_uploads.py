@@ -49,7 +49,12 @@ def multipart_head(csrf: str, filename: str) -> bytes:
     ).encode()
 
 
-async def post_chunked(app: Starlette, path: str, chunks: Iterator[bytes]) -> tuple[int, bytes, int]:
+async def post_chunked(
+    app: Starlette,
+    path: str,
+    chunks: Iterator[bytes],
+    content_type: str = f"multipart/form-data; boundary={BOUNDARY}",
+) -> tuple[int, bytes, int]:
     """POST ``chunks`` as a body without Content-Length (as HTTP/1.1 chunked encoding arrives): the
     status, the response body, and how many body bytes the app pulled."""
     pulled = 0
@@ -79,7 +84,7 @@ async def post_chunked(app: Starlette, path: str, chunks: Iterator[bytes]) -> tu
         "root_path": "",
         "headers": [
             (b"host", b"127.0.0.1:8000"),
-            (b"content-type", f"multipart/form-data; boundary={BOUNDARY}".encode()),
+            (b"content-type", content_type.encode()),
             (b"transfer-encoding", b"chunked"),
         ],
         "client": ("127.0.0.1", 50000),
@@ -163,3 +168,28 @@ def test_a_zip_bomb_upload_is_refused_in_one_sentence_and_nothing_is_imported(
         "import reads from a zip; unzip it and import the conversations.json file itself."
     ) in response.text
     assert stored(ui_app) == [] and ui_app.jobs._jobs == {}
+
+
+@pytest.mark.anyio
+async def test_a_chunked_login_form_is_stopped_at_64_kb(settings: Settings) -> None:
+    """The login form is open to anyone: its body is capped too, at what a token needs."""
+    from mcp_memory_server.assembly import build_engine, token_registry
+    from mcp_memory_server.http_security import http_security
+    from mcp_memory_server.service import MemoryService
+    from mcp_memory_server.ui import mount_ui
+
+    tokens = token_registry(settings)
+    service = MemoryService(settings, lambda s: build_engine(s, require_scope=True), tokens=tokens)
+    app = Starlette()
+    mount_ui(app, service, http_security("127.0.0.1", 8000, tokens=tokens))
+    block = b"a" * (16 << 10)
+    body = itertools.chain([b"token="], itertools.repeat(block, 4096))  # 64 MB, should this fail
+    try:
+        status, page, pulled = await post_chunked(
+            app, "/ui/login", body, content_type="application/x-www-form-urlencoded"
+        )
+    finally:
+        service.close()
+        tokens.close()
+    assert status == 413 and b"A login form is a token and a page address, not more." in page
+    assert pulled <= (64 << 10) + len(block)

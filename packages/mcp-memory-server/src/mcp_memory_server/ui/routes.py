@@ -49,6 +49,7 @@ PAGE_SIZE = 50
 SEARCH_LIMIT = 20
 MAX_UPLOAD_MB = 256
 MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 1024 * 1024
+MAX_LOGIN_BYTES = 64 * 1024
 MEMORY_TYPES = ("semantic", "episodic", "procedural", "working")
 PRIVACY = ("private", "team", "public")
 STATIC_DIR = Path(__file__).parent / "static"
@@ -251,7 +252,11 @@ class UiApp:
             return _secure(RedirectResponse(target, status_code=303))
         if request.method == "GET":
             return self.render(request, None, "login.html", title="Log in", next=target, failed=False)
-        form = await request.form(max_files=0)
+        request = Request(request.scope, _capped(request.receive, MAX_LOGIN_BYTES))
+        try:
+            form = await request.form(max_files=0)
+        except BodyTooLarge:  # anyone may post here: a token and a page address are small
+            return self.error(request, None, 413, "A login form is a token and a page address, not more.")
         target = _safe_next(str(form.get("next", "")) or target)
         token = str(form.get("token", "")).strip()
         access = await self.auth.verify(token)
