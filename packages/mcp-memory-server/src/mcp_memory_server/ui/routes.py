@@ -545,7 +545,7 @@ def _secure(response: R) -> R:
 
 
 class BodyTooLarge(Exception):
-    """A request body went past the upload cap while it was being read."""
+    """A request body went past its cap while it was being read."""
 
 
 def _capped(receive: Receive, limit: int) -> Receive:
