@@ -14,7 +14,8 @@ import pytest
 from test_transfer import chatgpt_export, good_line, make_engine
 
 from mcp_memory_core import InvalidInputError, Memory, MemoryEngine, Scope
-from mcp_memory_core.transfer import detect_format, import_records, read_memories
+from mcp_memory_core.models import derived_id
+from mcp_memory_core.transfer import check_records, detect_format, import_records, read_memories
 
 FIRST_ID = "6f1c1f8e-2f55-4a55-8a55-000000000001"
 
@@ -162,6 +163,130 @@ def test_a_chain_continuing_into_ones_own_stored_memory_is_accepted(tmp_path: Pa
     outcome = import_file(engine, export_file(tmp_path, [good_line(superseded_by=head.id)]))
     assert outcome.inserted == 1
     assert engine.get_memory(FIRST_ID).head_id == head.id
+
+
+# -- (c2) a chain never loops: a cycle would hide every version in it from search ----------------------
+def engine_on(store_kind: str, tmp_path: Path) -> MemoryEngine:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    if store_kind == "sqlite":
+        sqlite_vec = pytest.importorskip("mcp_memory_sqlite_vec")
+        return make_engine(sqlite_vec.SqliteVecStore(tmp_path / "memories.db"))
+    if store_kind == "vault":
+        markdown = pytest.importorskip("mcp_memory_markdown")
+        return make_engine(markdown.MarkdownStore(tmp_path / "vault", namespace="default", owner="local"))
+    return make_engine()
+
+
+@pytest.mark.parametrize("store_kind", ["memory", "sqlite", "vault"])
+@pytest.mark.parametrize(
+    ("links", "refused", "loop"),
+    [
+        ({1: 1}, 1, [1, 1]),
+        ({1: 2, 2: 1}, 1, [1, 2, 1]),
+        ({1: 2, 2: 3, 3: 1}, 1, [1, 2, 3, 1]),
+        ({1: 2, 2: 3, 3: 2}, 2, [2, 3, 2]),  # 1 leads into the loop; the first version on it is named
+    ],
+)
+def test_a_chain_that_loops_is_refused_and_nothing_is_written(
+    tmp_path: Path, store_kind: str, links: dict[int, int], refused: int, loop: list[int]
+) -> None:
+    engine = engine_on(store_kind, tmp_path)
+    records = [
+        good_line(id=memory_id(n), content=f"version {n}", superseded_by=memory_id(t))
+        for n, t in links.items()
+    ]
+    records.append(good_line(id=memory_id(9), content="an unrelated memory"))
+    with pytest.raises(InvalidInputError) as caught:
+        import_file(engine, export_file(tmp_path, records))
+    assert str(caught.value) == (
+        f"line {refused + 1}: superseded_by leads back to this memory "
+        f"({' → '.join(memory_id(n) for n in loop)}): the newest version of a chain has no superseded_by."
+    )
+    assert stored(engine) == []
+    engine.close()
+
+
+# -- (c3) another user's id answers like a missing one ----------------------------------------------------
+BOB = Scope.for_user("bob", project="default")
+
+
+def bobs_file(tmp_path: Path, taken: str, name: str) -> Path:
+    """Bob's export: an old version (whose id is ``taken``) superseded by a newer one, and a third memory."""
+    return export_file(
+        tmp_path,
+        [
+            good_line(id=taken, content="bob's old version", owner="bob", superseded_by=memory_id(2)),
+            good_line(id=memory_id(2), content="bob's new version", owner="bob"),
+            good_line(id=memory_id(3), content="bob's other memory", owner="bob"),
+        ],
+        name,
+    )
+
+
+def import_as_bob(engine: MemoryEngine, path: Path) -> Any:
+    records = read_memories(path, "mcp-memory", owner="bob", limits=engine.limits)
+    check_records(engine, records, scope=BOB)
+    return import_records(engine, records, scope=BOB)
+
+
+ALICE = Scope.for_user("alice", project="default")
+
+
+@pytest.mark.parametrize("store_kind", ["memory", "sqlite", "vault"])
+def test_importing_another_users_id_answers_exactly_like_a_missing_id(
+    tmp_path: Path, store_kind: str
+) -> None:
+    answers = {}
+    for case in ("taken", "missing"):
+        engine = engine_on(store_kind, tmp_path / case)
+        alices = engine.store_memory("alice's private note", scope=ALICE).memory
+        taken = alices.id if case == "taken" else memory_id(77)
+        path = bobs_file(tmp_path, taken, f"{case}.jsonl")
+        first, again = import_as_bob(engine, path), import_as_bob(engine, path)
+        answers[case] = ((first.inserted, first.skipped), (again.inserted, again.skipped))
+        assert engine.get_memory(alices.id, scope=ALICE).memory.content == "alice's private note"
+        old = [m for m in stored(engine) if m.content == "bob's old version"]
+        assert len(old) == 1 and old[0].owner == "bob" and old[0].superseded_by == memory_id(2)
+        assert (old[0].id == taken) == (case == "missing")  # Alice's id is not Bob's to take
+        assert engine.get_memory(old[0].id, scope=BOB).head_id == memory_id(2)
+        engine.close()
+    assert answers["taken"] == answers["missing"] == ((3, 0), (0, 3))
+
+
+def test_a_reference_to_a_rewritten_id_follows_it(tmp_path: Path) -> None:
+    engine = make_engine()
+    alices = engine.store_memory(
+        "alice's private note", scope=Scope.for_user("alice", project="default")
+    ).memory
+    path = export_file(
+        tmp_path,
+        [
+            good_line(id=memory_id(1), content="bob's oldest", owner="bob", superseded_by=alices.id),
+            good_line(id=alices.id, content="bob's newest", owner="bob"),
+        ],
+    )
+    assert import_as_bob(engine, path).inserted == 2
+    oldest = next(m for m in stored(engine) if m.id == memory_id(1))
+    newest = next(m for m in stored(engine) if m.content == "bob's newest")
+    assert oldest.superseded_by == newest.id != alices.id and newest.owner == "bob"
+    assert engine.get_memory(memory_id(1), scope=BOB).head_id == newest.id
+
+
+def test_a_derived_id_planted_by_a_third_user_is_passed_over(tmp_path: Path) -> None:
+    engine = make_engine()
+    alices = engine.store_memory("alice's private note", scope=ALICE).memory
+    planted = derived_id("import-owner", "bob", alices.id)
+    carol = Scope.for_user("carol", project="default")
+    carols = export_file(
+        tmp_path, [good_line(id=planted, content="carol's trap", owner="carol")], "carol.jsonl"
+    )
+    assert (
+        import_records(engine, read_memories(carols, "mcp-memory", owner="carol"), scope=carol).inserted == 1
+    )
+    path = export_file(tmp_path, [good_line(id=alices.id, content="bob's memory", owner="bob")], "bob.jsonl")
+    assert (import_as_bob(engine, path).inserted, import_as_bob(engine, path).skipped) == (1, 1)
+    (bobs,) = [m for m in stored(engine) if m.owner == "bob"]
+    assert bobs.id not in (alices.id, planted) and bobs.content == "bob's memory"
 
 
 # -- (d) dates outside 1970 .. now + 1 day ---------------------------------------------------------------

@@ -593,6 +593,23 @@ def test_same_model_reuses_the_vectors_and_embeds_nothing(source: MemoryEngine) 
     assert hits[0].memory.content == LONG
 
 
+def test_a_memory_imported_under_a_fresh_id_keeps_its_vectors(source: MemoryEngine) -> None:
+    text = export(source)
+    embedder = CountingEmbedder()
+    target = engine_with(embedder)
+    taken = all_ids(source)[0]  # another user already holds a memory with this id
+    alice = Scope.for_user("alice")
+    when = target.clock()
+    planted = Memory(
+        id=taken, content="alice's", owner="alice", namespace="user", created_at=when, updated_at=when
+    )
+    target.import_memories([planted], scope=alice)
+    embedder.embedded.clear()
+    outcome = import_records(target, read_mcp_memory_jsonl(text.splitlines()))
+    assert (outcome.inserted, outcome.skipped, outcome.reused) == (7, 0, 7)
+    assert embedder.embedded == []
+
+
 def test_another_model_embeds_again(source: MemoryEngine) -> None:
     embedder = CountingEmbedder(dimensions=32)
     target = engine_with(embedder)

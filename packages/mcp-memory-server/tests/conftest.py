@@ -55,3 +55,20 @@ async def client(request: pytest.FixtureRequest, app: Any) -> AsyncIterator[Any]
 
     async with Client(app, mode=request.param) as connected:
         yield connected
+
+
+@pytest.fixture(scope="session")
+def zip_bomb(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A ChatGPT export of 2 MB whose conversations.json inflates to 513 MiB (of white space)."""
+    import zipfile
+
+    path = tmp_path_factory.mktemp("bomb") / "chatgpt-export.zip"
+    block = b" " * (1 << 20)
+    with (
+        zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as archive,
+        archive.open("conversations.json", "w", force_zip64=True) as member,
+    ):
+        member.write(b"[")
+        for _ in range(513):
+            member.write(block)
+    return path

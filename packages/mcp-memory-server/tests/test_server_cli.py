@@ -486,6 +486,28 @@ def test_import_errors_are_one_line(
     assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.output
 
 
+@pytest.mark.parametrize("args", [(), ("--format", "chatgpt"), ("--format", "mcp-memory")])
+def test_import_of_a_device_is_one_sentence_not_an_endless_read(engine: MemoryEngine, args: Any) -> None:
+    result = CliRunner().invoke(cli, ["import", "/dev/zero", *args])
+    assert result.exit_code == 1, result.output
+    assert result.stderr == (
+        "mcp-memory: error: /dev/zero is not a regular file: save what you want to import to a file and "
+        "import that.\n"
+    )
+
+
+def test_import_of_a_zip_bomb_is_one_sentence_and_imports_nothing(
+    engine: MemoryEngine, zip_bomb: Any
+) -> None:
+    result = CliRunner().invoke(cli, ["import", str(zip_bomb)])
+    assert result.exit_code == 1, result.output
+    assert result.stderr == (
+        f"mcp-memory: error: {zip_bomb}: its conversations.json inflates to 513.0 MiB, more than the "
+        "512.0 MiB an import reads from a zip; unzip it and import the conversations.json file itself.\n"
+    )
+    assert list(engine.store.iter_all()) == []
+
+
 def export_lines(*records: dict[str, Any]) -> str:
     """An mcp-memory export of ``records`` (each a few fields over a valid default memory)."""
     base = {

@@ -59,6 +59,7 @@ from .models import (
     SimilarMemory,
     StoreOutcome,
     UpdateOutcome,
+    derived_id,
     utcnow,
 )
 from .passages import split_passages
@@ -449,15 +450,23 @@ class MemoryEngine:
         Every memory is checked before the first batch is written, so a refused one writes nothing
         (:class:`ImportRecordError` names it): it appears once, belongs to the scope's principal, goes
         to a namespace the scope may write, carries times from 1970 to a day from now, and a superseded
-        one points at a version of the same owner and namespace, in the import or already stored.
+        one points at a version of the same owner and namespace, in the import or already stored,
+        without its chain looping back to it.
         A failure while writing (a full disk, a crash) keeps the batches before it: run the same
         import again to finish it.
+
+        An id already taken by another user's memory is treated exactly like a missing one: the memory
+        is imported under an id derived from the principal and its own (stable, so a re-run skips it)
+        and the import's references to it follow; only the principal's own memories count as present.
         """
         scope = self._scope(scope)
         self._ready()
         memories = list(memories)
         self._check_import(memories, scope)
+        memories, renamed = self._claim_ids(memories, scope)
         given = self._reusable(vectors)
+        if renamed:
+            given = {renamed.get(memory_id, memory_id): rows for memory_id, rows in given.items()}
         inserted = skipped = reused = 0
         bulk = getattr(self.store, "bulk_load", None)
         # Sized by what is new: re-running a finished import must not make the store rebuild anything.
@@ -521,6 +530,44 @@ class MemoryEngine:
             len(memories) - len(missing),
         )
 
+    def _claim_ids(self, memories: list[Memory], scope: Scope) -> tuple[list[Memory], dict[str, str]]:
+        """``memories`` with every id that is another user's memory replaced by one of the principal's
+        own (``superseded_by`` inside the import follows), and the ids replaced (old → new)."""
+        taken = self._foreign_ids([m.id for m in memories], scope)
+        if not taken:
+            return memories, {}
+        in_use = {m.id for m in memories}
+        renamed: dict[str, str] = {}
+        for old in sorted(taken):
+            new = old
+            while new in in_use or new in taken:  # planted under a derived id too: derive again
+                new = derived_id("import-owner", scope.principal, new)
+                if new not in in_use:
+                    taken |= self._foreign_ids([new], scope)
+            renamed[old] = new
+            in_use.add(new)
+
+        def claimed(memory: Memory) -> Memory:
+            if memory.id not in renamed and memory.superseded_by not in renamed:
+                return memory
+            link = memory.superseded_by and renamed.get(memory.superseded_by, memory.superseded_by)
+            return memory.model_copy(update={"id": renamed.get(memory.id, memory.id), "superseded_by": link})
+
+        return [claimed(m) for m in memories], renamed
+
+    def _foreign_ids(self, memory_ids: Sequence[str], scope: Scope) -> set[str]:
+        """The ids among ``memory_ids`` that the store holds as another user's memory (two counts per
+        thousand ids; the memories are read only where the counts differ)."""
+        foreign: set[str] = set()
+        for start in range(0, len(memory_ids), 1000):
+            ids = frozenset(memory_ids[start : start + 1000])
+            every = MemoryFilter(ids=ids, namespace=None, include_deleted=True, include_superseded=True)
+            own = scope.owning(None, ids=ids, include_deleted=True, include_superseded=True)
+            if self.store.count(every) != self.store.count(own):
+                found = self.store.get(sorted(ids))
+                foreign |= {memory_id for memory_id, m in found.items() if m.owner != scope.principal}
+        return foreign
+
     def _absent(self, memories: Sequence[Memory]) -> int:
         """How many of ``memories`` the store does not hold yet (what an import will insert)."""
         present = 0
@@ -562,6 +609,8 @@ class MemoryEngine:
             m.superseded_by for m in memories if m.superseded_by and m.superseded_by not in in_import
         }
         stored = self.store.get(sorted(elsewhere)) if elsewhere else {}
+        links = {m.id: m.superseded_by for m in stored.values() if m.owner == scope.principal}
+        loops = _loops({**links, **{m.id: m.superseded_by for m in memories}})
         seen: set[str] = set()
         for memory in memories:
             try:
@@ -582,6 +631,11 @@ class MemoryEngine:
                 if memory.superseded_by is not None:
                     newer = in_import.get(memory.superseded_by) or stored.get(memory.superseded_by)
                     _check_link(memory, newer)
+                if memory.id in loops:
+                    raise InvalidInputError(
+                        f"superseded_by leads back to this memory ({' → '.join(loops[memory.id])}): "
+                        "the newest version of a chain has no superseded_by."
+                    )
             except InvalidInputError as exc:
                 raise ImportRecordError(memory.id, str(exc)) from None
 
@@ -1277,6 +1331,27 @@ class MemoryEngine:
 
 def _same_day(first: datetime, second: datetime) -> bool:
     return first.astimezone(UTC).date() == second.astimezone(UTC).date()
+
+
+def _loops(links: Mapping[str, str | None]) -> dict[str, list[str]]:
+    """Each id on a loop of ``links`` (id → the id it is superseded by) → the loop from it back to it.
+    Every id is walked once."""
+    loops: dict[str, list[str]] = {}
+    walked: set[str] = set()
+    for start in links:
+        path: list[str] = []
+        at: dict[str, int] = {}
+        node: str | None = start
+        while node is not None and node in links and node not in walked and node not in at:
+            at[node] = len(path)
+            path.append(node)
+            node = links[node]
+        if node is not None and node in at:
+            loop = path[at[node] :]
+            for index, member in enumerate(loop):
+                loops[member] = [*loop[index:], *loop[:index], member]
+        walked.update(path)
+    return loops
 
 
 def _check_link(memory: Memory, newer: Memory | None) -> None:

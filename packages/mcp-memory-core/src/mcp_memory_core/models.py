@@ -8,6 +8,7 @@ never appears in search again.
 
 from __future__ import annotations
 
+import json
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -30,6 +31,15 @@ def utcnow() -> datetime:
 
 def new_memory_id() -> str:
     return str(uuid.uuid4())
+
+
+# uuid5 namespace of every id an import derives (fixed forever: changing it breaks idempotency).
+IMPORT_ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://mcp-memory/import")
+
+
+def derived_id(*parts: str) -> str:
+    """A deterministic memory id from a source's own identifiers (uuid5; stable across versions)."""
+    return str(uuid.uuid5(IMPORT_ID_NAMESPACE, json.dumps(list(parts), ensure_ascii=False)))
 
 
 class MemoryType(StrEnum):

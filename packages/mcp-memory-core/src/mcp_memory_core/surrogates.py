@@ -22,6 +22,7 @@ _LONE_ESCAPE = re.compile(
 )
 _SURROGATE = re.compile("[\ud800-\udfff]")
 REPLACEMENT = "\ufffd"
+_DECODER = json.JSONDecoder()
 
 
 def repair(value: Any) -> tuple[Any, int]:
@@ -47,6 +48,16 @@ def loads(text: str) -> tuple[Any, int]:
     if _LONE_ESCAPE.search(text) is None:
         return data, 0
     return repair(data)
+
+
+def raw_decode(text: str, start: int) -> tuple[Any, int, int]:
+    """The JSON value at ``text[start:]`` (``json.JSONDecoder.raw_decode``), where it ends, and how
+    many lone surrogates were repaired in it."""
+    data, end = _DECODER.raw_decode(text, start)
+    if _LONE_ESCAPE.search(text, start, end) is None:
+        return data, end, 0
+    data, repaired = repair(data)
+    return data, end, repaired
 
 
 def repair_json(text: str) -> tuple[str, int]:

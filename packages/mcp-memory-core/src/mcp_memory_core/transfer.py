@@ -19,11 +19,13 @@ the target namespace), so importing the same file twice inserts nothing the seco
 - a ChatGPT data export (``conversations.json``, or the ``.zip`` that contains it): one memory per
   user message (semantic by default: imported history is older than the episodic lifetime;
   ``include_assistant`` adds the assistant's replies), dated when it was sent, its thread the
-  conversation (``chatgpt:<conversation id>``);
+  conversation (``chatgpt:<conversation id>``). ``conversations.json`` is read one conversation at a
+  time (:mod:`.json_stream`); inside a zip it may inflate to at most ``MAX_CHATGPT_JSON_BYTES``;
 - the official MCP memory server's knowledge graph (``memory.jsonl`` of
   ``@modelcontextprotocol/server-memory``): one semantic memory per observation and per relation.
 
-Everything is validated before it is returned: a bad input raises :class:`InvalidInputError` that says
+Only regular files are read (a device or a pipe may never end). Everything is validated before it
+is returned: a bad input raises :class:`InvalidInputError` that says
 where (line number, conversation) and what is wrong. A reader returns an :class:`ImportFile`, which
 remembers where each memory came from, so the engine's own refusals (another owner, a date in year
 9999, a chain into another namespace) name the line too. Every reader accepts a UTF-8 byte order mark,
@@ -35,15 +37,17 @@ from __future__ import annotations
 
 import base64
 import binascii
+import io
 import json
-import uuid
+import stat
 import zipfile
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TextIO
+from typing import IO, TYPE_CHECKING, Any, Literal, TextIO
 
 import numpy as np
 from pydantic import (
@@ -56,9 +60,18 @@ from pydantic import (
     field_validator,
 )
 
-from . import surrogates
+from . import json_stream, surrogates
 from .errors import ImportRecordError, InvalidInputError, StorageError
-from .models import DEFAULT_NAMESPACE, LOCAL_USER, ImportOutcome, Memory, MemoryType, PrivacyScope, utcnow
+from .models import (
+    DEFAULT_NAMESPACE,
+    LOCAL_USER,
+    ImportOutcome,
+    Memory,
+    MemoryType,
+    PrivacyScope,
+    derived_id,
+    utcnow,
+)
 from .protocols import StoredVectors, Vector
 from .scope import Scope, validate_principal
 from .validation import (
@@ -83,13 +96,19 @@ VECTORS_FORMAT_VERSION = 2  # version 1 plus the embedder in the header and each
 FORMATS = ("mcp-memory", "chatgpt", "mcp-knowledge-graph")
 Format = Literal["mcp-memory", "chatgpt", "mcp-knowledge-graph"]
 
-# uuid5 namespace of every id an importer derives (fixed forever: changing it breaks idempotency).
-IMPORT_ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://mcp-memory/import")
-
 # A memory's vectors in an export: its whole text plus at most this many passages (far above what
 # split_passages makes of the largest content), and how many memories' vectors are read at a time.
 MAX_VECTOR_ROWS = 1024
 _VECTOR_BATCH = 256
+
+# A ChatGPT export's conversations.json is read one conversation at a time; inside a zip it may not
+# inflate past this (a zip bomb: a few megabytes that inflate to gigabytes), and no conversation may
+# be longer than this (a conversation that never ends is not one).
+MAX_CHATGPT_JSON_BYTES = 512 << 20
+MAX_CONVERSATION_CHARS = 64 << 20
+NOT_A_LIST = "A ChatGPT export's conversations.json holds a JSON list of conversations; this is not a list."
+
+DETECT_LINE_CHARS = 1 << 20  # of the first line, read to guess a file's format
 
 TRUNCATION_MARK = " …[truncated]"
 BOM = "\ufeff"
@@ -476,11 +495,6 @@ def import_records(
     return outcome
 
 
-def derived_id(*parts: str) -> str:
-    """A deterministic memory id from a source's own identifiers (uuid5; stable across versions)."""
-    return str(uuid.uuid5(IMPORT_ID_NAMESPACE, json.dumps(list(parts), ensure_ascii=False)))
-
-
 def _clip(text: str, max_bytes: int) -> tuple[str, dict[str, Any]]:
     """Content within the engine's byte limit; a longer text is cut (on a character boundary) and says
     so in its metadata."""
@@ -532,9 +546,25 @@ def parse_chatgpt_conversations(
     and non-text parts (images, code runs) are skipped. Ids are uuid5 of (namespace, conversation id,
     message node id): re-importing is a no-op. A message longer than ``limits`` allows is cut."""
     if not isinstance(conversations, list):
-        raise InvalidInputError(
-            "A ChatGPT export's conversations.json holds a JSON list of conversations; this is not a list."
-        )
+        raise InvalidInputError(NOT_A_LIST)
+    return _chatgpt_memories(
+        conversations,
+        namespace=namespace,
+        include_assistant=include_assistant,
+        memory_type=memory_type,
+        limits=limits,
+    )
+
+
+def _chatgpt_memories(
+    conversations: Iterable[Any],
+    *,
+    namespace: str,
+    include_assistant: bool,
+    memory_type: MemoryType,
+    limits: Limits,
+) -> ImportFile:
+    """The memories of :func:`parse_chatgpt_conversations`, from conversations one at a time."""
     namespace = validate_namespace(namespace)
     roles = {"user", "assistant"} if include_assistant else {"user"}
     memories: dict[str, Memory] = {}
@@ -603,21 +633,95 @@ def parse_chatgpt_conversations(
     return ImportFile(list(memories.values()), origins)
 
 
-def load_chatgpt_export(path: Path) -> tuple[Any, int]:
-    """The parsed ``conversations.json``, from the file itself or from the export's ``.zip``, and how
-    many lone surrogates were replaced with U+FFFD (ChatGPT exports hold emoji cut in half)."""
+def _mib(size: int) -> str:
+    return f"{size / (1 << 20):.1f} MiB"
+
+
+class Inflated(io.RawIOBase):
+    """A zip member's bytes, counted as they are read: past ``limit``, InvalidInputError(``refusal``)
+    (a zip's header may understate what its member inflates to)."""
+
+    def __init__(self, raw: IO[bytes], *, limit: int, refusal: str) -> None:
+        self.raw, self.limit, self.refusal, self.count = raw, limit, refusal, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.raw.read(len(buffer))
+        self.count += len(data)
+        if self.count > self.limit:
+            raise InvalidInputError(self.refusal)
+        memoryview(buffer)[: len(data)] = data
+        return len(data)
+
+
+@contextmanager
+def _chatgpt_text(path: Path) -> Iterator[TextIO]:
+    """The text of ``conversations.json``: the file itself, or the member of the export's ``.zip``
+    (refused, unread, when its header says it inflates past MAX_CHATGPT_JSON_BYTES; stopped there
+    whatever the header says)."""
+    if not zipfile.is_zipfile(path):
+        with path.open(encoding=ENCODING) as handle:
+            yield handle
+        return
+    with zipfile.ZipFile(path) as archive:
+        found = [i for i in archive.infolist() if i.filename.rsplit("/", 1)[-1] == "conversations.json"]
+        if not found:
+            raise InvalidInputError(f"{path} is a zip without a conversations.json.")
+        member = min(found, key=lambda info: len(info.filename))
+        limit = MAX_CHATGPT_JSON_BYTES
+
+        def refusal(size: str) -> str:
+            return (
+                f"{path}: its conversations.json inflates to {size}, more than the {_mib(limit)} an import "
+                "reads from a zip; unzip it and import the conversations.json file itself."
+            )
+
+        if member.file_size > limit:
+            raise InvalidInputError(refusal(_mib(member.file_size)))
+        with archive.open(member) as raw:
+            inflated = Inflated(raw, limit=limit, refusal=refusal(f"more than {_mib(limit)}"))
+            with io.TextIOWrapper(io.BufferedReader(inflated), encoding=ENCODING) as text:
+                yield text
+
+
+def _read_chatgpt(
+    path: Path, *, namespace: str, include_assistant: bool, memory_type: MemoryType, limits: Limits
+) -> ImportFile:
+    """The memories of a ChatGPT export (``conversations.json`` or its ``.zip``), read one conversation
+    at a time, counting the lone surrogates replaced with U+FFFD (ChatGPT exports hold emoji cut in half)."""
+    repaired = 0
+
+    def conversations(text: TextIO) -> Iterator[Any]:
+        nonlocal repaired
+        for conversation, count in json_stream.iter_array(text, max_element_chars=MAX_CONVERSATION_CHARS):
+            repaired += count
+            yield conversation
+
     try:
-        if zipfile.is_zipfile(path):
-            with zipfile.ZipFile(path) as archive:
-                names = [n for n in archive.namelist() if n.rsplit("/", 1)[-1] == "conversations.json"]
-                if not names:
-                    raise InvalidInputError(f"{path} is a zip without a conversations.json.")
-                return surrogates.loads(archive.read(min(names, key=len)).decode(ENCODING))
-        return surrogates.loads(path.read_text(encoding=ENCODING))
+        with _chatgpt_text(path) as text:
+            parsed = _chatgpt_memories(
+                conversations(text),
+                namespace=namespace,
+                include_assistant=include_assistant,
+                memory_type=memory_type,
+                limits=limits,
+            )
+    except json_stream.NotAnArray:
+        raise InvalidInputError(NOT_A_LIST) from None
+    except json_stream.ElementTooLarge as exc:
+        raise InvalidInputError(
+            f"{path}: conversation {exc.index} is larger than {MAX_CONVERSATION_CHARS:,} characters; "
+            "is this a ChatGPT export's conversations.json?"
+        ) from None
     except json.JSONDecodeError as exc:
         raise InvalidInputError(f"{path}: not JSON (line {exc.lineno}: {exc.msg}).") from None
     except UnicodeDecodeError as exc:
         raise InvalidInputError(f"{path}: not UTF-8 text ({exc.reason}).") from None
+    except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+        raise InvalidInputError(f"{path}: the zip is damaged ({exc}); download the export again.") from None
+    return replace(parsed, repaired=repaired)
 
 
 # -- MCP knowledge graph (@modelcontextprotocol/server-memory) --------------------------------------
@@ -725,15 +829,37 @@ def parse_knowledge_graph(
 
 
 # -- files -----------------------------------------------------------------------------------------
+def _require_regular_file(path: Path) -> None:
+    """Only a regular file is read: a device or a pipe (``/dev/zero``) may never end."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # opening it reports what is wrong
+    if not stat.S_ISREG(mode):
+        raise InvalidInputError(
+            f"{path} is not a regular file: save what you want to import to a file and import that."
+        )
+
+
+def _first_line(handle: TextIO) -> str:
+    """The first line that is not blank, cut at DETECT_LINE_CHARS (a file of one huge line is not
+    read whole to guess its format)."""
+    while line := handle.readline(DETECT_LINE_CHARS):
+        if line.strip():
+            return line
+    return ""
+
+
 def detect_format(path: Path) -> Format:
     """Guess a file's format from its first bytes: a zip or a JSON list is a ChatGPT export; JSON
     Lines with an mcp-memory header is ours; ``"type": "entity"|"relation"`` lines are a knowledge graph."""
+    _require_regular_file(path)
     if zipfile.is_zipfile(path):
         return "chatgpt"
     with path.open(encoding=ENCODING, errors="replace") as handle:
         head = handle.read(4096).lstrip()
         handle.seek(0)
-        first = next((line for line in handle if line.strip()), "")
+        first = _first_line(handle)
     if head.startswith("["):
         return "chatgpt"
     try:
@@ -765,6 +891,7 @@ def read_memories(
     history is usually older than the episodic lifetime and would expire at once) applies to those
     two formats only. ``owner`` owns what the file does not give an owner (every memory of the
     chatgpt and knowledge-graph formats)."""
+    _require_regular_file(path)
     read = _read_memories(path, format, namespace, now, include_assistant, memory_type, owner, limits)
     if format == "mcp-memory":
         return read
@@ -783,15 +910,13 @@ def _read_memories(
     limits: Limits,
 ) -> ImportFile:
     if format == "chatgpt":
-        conversations, repaired = load_chatgpt_export(path)
-        parsed = parse_chatgpt_conversations(
-            conversations,
+        return _read_chatgpt(
+            path,
             namespace=namespace,
             include_assistant=include_assistant,
             memory_type=memory_type or MemoryType.SEMANTIC,
             limits=limits,
         )
-        return replace(parsed, repaired=repaired)
     try:
         with path.open(encoding=ENCODING) as handle:
             if format == "mcp-memory":

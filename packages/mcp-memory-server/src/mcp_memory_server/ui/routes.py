@@ -30,6 +30,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import Message, Receive
 
 from .auth import CSRF_FIELD, CSRF_HEADER, Caller, UiAuth
 from .imports import FORMATS, ImportJobs, prepare_import
@@ -49,6 +50,7 @@ PAGE_SIZE = 50
 SEARCH_LIMIT = 20
 MAX_UPLOAD_MB = 256
 MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 1024 * 1024
+MAX_LOGIN_BYTES = 64 * 1024
 MEMORY_TYPES = ("semantic", "episodic", "procedural", "working")
 PRIVACY = ("private", "team", "public")
 STATIC_DIR = Path(__file__).parent / "static"
@@ -140,10 +142,16 @@ class UiApp:
             if caller is None:
                 return self._unauthenticated(request)
             if write:
+                too_large = f"The upload is larger than {MAX_UPLOAD_MB} MB."
                 if int(request.headers.get("content-length") or 0) > MAX_UPLOAD_BYTES:
-                    return self.error(request, caller, 413, f"The upload is larger than {MAX_UPLOAD_MB} MB.")
+                    return self.error(request, caller, 413, too_large)
+                # counted as it arrives, whatever the headers say (a chunked body has no length)
+                request = Request(request.scope, _capped(request.receive, MAX_UPLOAD_BYTES))
                 # parsed once here (Starlette keeps it for the handler); never a token from the URL
-                form = await request.form(max_files=1 if _is_multipart(request) else 0, max_fields=20)
+                try:
+                    form = await request.form(max_files=1 if _is_multipart(request) else 0, max_fields=20)
+                except BodyTooLarge:
+                    return self.error(request, caller, 413, too_large)
                 submitted = request.headers.get(CSRF_HEADER) or str(form.get(CSRF_FIELD, ""))
                 if not self.auth.csrf_ok(caller, submitted):
                     return self.error(
@@ -230,7 +238,11 @@ class UiApp:
             return RedirectResponse(target, status_code=303)
         if request.method == "GET":
             return self.render(request, None, "login.html", title="Log in", next=target, failed=False)
-        form = await request.form(max_files=0)
+        request = Request(request.scope, _capped(request.receive, MAX_LOGIN_BYTES))
+        try:
+            form = await request.form(max_files=0)
+        except BodyTooLarge:  # anyone may post here: a token and a page address are small
+            return self.error(request, None, 413, "A login form is a token and a page address, not more.")
         target = _safe_next(str(form.get("next", "")) or target)
         token = str(form.get("token", "")).strip()
         access = await self.auth.verify(token)
@@ -437,7 +449,10 @@ class UiApp:
             def prepare(engine: MemoryEngine, scope: Scope) -> tuple[Any, Scope]:
                 return prepare_import(engine, scope, path, fmt, namespace, include_assistant), scope
 
-            prepared, scope = await self.scoped(caller, prepare)
+            try:
+                prepared, scope = await self.scoped(caller, prepare)
+            except PageError as exc:  # a refusal names the upload, not the server's temporary file
+                raise PageError(exc.status, exc.message.replace(str(path), filename)) from exc
         except OSError as exc:
             raise PageError(400, f"Cannot read the upload: {exc.strerror or exc}") from exc
         finally:
@@ -506,6 +521,26 @@ class UiApp:
 
 
 # -- helpers ---------------------------------------------------------------------------------------
+class BodyTooLarge(Exception):
+    """A request body went past its cap while it was being read."""
+
+
+def _capped(receive: Receive, limit: int) -> Receive:
+    """``receive`` that raises BodyTooLarge once the body it has passed on exceeds ``limit`` bytes."""
+    received = 0
+
+    async def capped() -> Message:
+        nonlocal received
+        message = await receive()
+        if message["type"] == "http.request":
+            received += len(message.get("body", b""))
+            if received > limit:
+                raise BodyTooLarge
+        return message
+
+    return capped
+
+
 def _is_multipart(request: Request) -> bool:
     return request.headers.get("content-type", "").startswith("multipart/form-data")
 
