@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import logging
 import math
 import threading
@@ -377,7 +378,13 @@ class MemoryEngine:
         vectors, owners = self._embed([fields["content"]])
         # The check and the write in one transaction: another thread or process storing the same
         # text waits for this one's commit, then finds it (the embedding is done before, unlocked).
+        # A store whose transactions do not exclude each other (PostgreSQL) locks the text instead.
+        write_lock = getattr(self.store, "write_lock", None)
         with self.store.transaction():
+            if write_lock is not None:
+                write_lock(
+                    json.dumps([scope.principal, fields["namespace"], normalize_content(fields["content"])])
+                )
             duplicate, similar = self._near_duplicates(
                 fields["content"], vectors[0], fields["namespace"], scope, when
             )

@@ -26,11 +26,15 @@ hybrid ranker was tuned on with SQLite's bm25.
 Transactions: ``transaction()`` holds one pooled connection for the calling thread from BEGIN to
 COMMIT; that thread's reads use it (they must see its uncommitted writes); every other call borrows a
 connection from the pool, in autocommit mode, so threads never wait for each other's transactions.
+Two transactions that check for the same text and then insert it do not exclude each other
+(``read committed``): ``write_lock(key)`` serializes exactly those (an advisory lock per text), which
+the engine takes before its dedup check.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import math
 import threading
@@ -310,6 +314,19 @@ class PostgresStore(Reembedding):
                 yield
             finally:
                 self._local.conn = None
+
+    def write_lock(self, key: str) -> None:
+        """Inside ``transaction()``: wait until no other transaction, of any server, holds the lock of
+        ``key``, then hold it until this one ends. ``read committed`` lets two transactions check
+        for the same text at once and both insert it; the engine takes this lock before its dedup
+        check, so the second check runs after the first write committed and finds it. A lock per
+        key (a transaction-scoped advisory lock on a 64-bit hash of it): only writers of the same
+        key wait for each other (two keys sharing a hash wait needlessly, never wrongly)."""
+        if getattr(self._local, "conn", None) is None:
+            raise RuntimeError("PostgresStore.write_lock() is only meaningful inside transaction().")
+        digest = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+        with self._connection() as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (int.from_bytes(digest, "big", signed=True),))
 
     # -- writes ----------------------------------------------------------------------------------
     def insert(
