@@ -1,17 +1,21 @@
 """The engine's write rules on PostgreSQL, with several servers (engines) on one database: the
-dedup check of store_memory holds across servers."""
+dedup check of store_memory holds across servers, and a NUL character is refused in one sentence
+(PostgreSQL's text cannot hold it), on an import too."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
 
-from mcp_memory_core import MemoryEngine, MemoryFilter
+from mcp_memory_core import InvalidInputError, Memory, MemoryEngine, MemoryFilter
+from mcp_memory_core.filters import Filters
+from mcp_memory_core.transfer import export_memories, import_records, read_memories, refused_records
 from mcp_memory_postgres import PostgresStore
 from mcp_memory_testing import HashEmbedder, SimilarityRanker
 
@@ -100,3 +104,52 @@ def test_different_texts_do_not_wait_for_each_other(servers: list[MemoryEngine])
         assert held.result(60).status == "stored"
     assert other.status == "stored"
     assert first.store.count(MemoryFilter(namespace=None)) == 2
+
+
+# -- NUL (U+0000): PostgreSQL's text cannot hold it; the engine refuses it in one sentence -----------
+NUL_REFUSED = "contains a NUL character (U+0000), which mcp-memory does not store; remove it."
+
+
+def test_a_nul_in_a_write_or_a_filter_is_one_sentence(servers: list[MemoryEngine]) -> None:
+    engine = servers[0]
+    kept = engine.store_memory("kept").memory
+    attempts: list[Callable[[], Any]] = [
+        lambda: engine.store_memory("x\x00y"),
+        lambda: engine.store_memory("ok", {"topic": "a\x00b"}),
+        lambda: engine.store_memory("ok", tags=["t\x00"]),
+        lambda: engine.update_memory(kept.id, "new\x00"),
+        lambda: engine.list_memories(filters=Filters.parse(metadata={"topic": "a\x00b"})),
+        lambda: engine.search_memories("kept", filters=Filters.parse(tags=["t\x00"])),
+    ]
+    for attempt in attempts:
+        with pytest.raises(InvalidInputError) as caught:
+            attempt()
+        assert str(caught.value).endswith(NUL_REFUSED)
+    assert [m.id for m in engine.store.iter_all()] == [kept.id]
+
+
+def test_a_sqlite_export_holding_a_nul_imports_the_rest_and_names_the_refused(
+    servers: list[MemoryEngine], tmp_path: Path
+) -> None:
+    """A SQLite store written before NUL was refused holds one: its export moves into PostgreSQL
+    with that memory refused by id in the outcome (no traceback, nothing dropped unsaid)."""
+    sqlite_vec = pytest.importorskip("mcp_memory_sqlite_vec")
+    source = MemoryEngine(sqlite_vec.SqliteVecStore(tmp_path / "old.db"), HashEmbedder(), SimilarityRanker())
+    source.warm()
+    kept = source.store_memory("the staging database is rebuilt every Monday").memory
+    old = Memory(content="pasted \x00 bytes", owner=kept.owner, namespace=kept.namespace)
+    with source.store.transaction():  # as an older mcp-memory wrote it: straight into the store
+        source.store.insert([old], HashEmbedder().embed_documents([old.content]))
+    export = tmp_path / "export.jsonl"
+    with export.open("w", encoding="utf-8") as out:
+        assert export_memories(source, out) == 2
+    source.close()
+
+    engine = servers[0]
+    memories = read_memories(export, "mcp-memory", now=engine.clock())
+    outcome = import_records(engine, memories)
+    assert (outcome.inserted, outcome.skipped) == (1, 0)
+    assert refused_records(memories, outcome) == [
+        {"id": old.id, "where": memories.where(old.id), "reason": f"content {NUL_REFUSED}"}
+    ]
+    assert [m.id for m in engine.store.iter_all()] == [kept.id]

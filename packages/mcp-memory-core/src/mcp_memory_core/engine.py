@@ -76,6 +76,7 @@ from .validation import (
     Limits,
     decode_cursor,
     encode_cursor,
+    nul_refusals,
     utf8_size,
     validate_content,
     validate_flag,
@@ -453,8 +454,9 @@ class MemoryEngine:
         model (same model id and dimensions) and a memory has one row per passage its content splits
         into; any other memory is embedded (``ImportOutcome.reused`` counts the reused ones).
 
-        Every memory is checked before the first batch is written, so a refused one writes nothing
-        (:class:`ImportRecordError` names it): it appears once, belongs to the scope's principal, goes
+        A memory holding a NUL character (U+0000), and every older version of one, is left out and
+        listed in ``ImportOutcome.refused`` with why. Every other memory is checked before the first
+        batch is written, so a refused one writes nothing (:class:`ImportRecordError` names it): it appears once, belongs to the scope's principal, goes
         to a namespace the scope may write, carries times from 1970 to a day from now, and a superseded
         one points at a version of the same owner and namespace, in the import or already stored.
         A failure while writing (a full disk, a crash) keeps the batches before it: run the same
@@ -463,6 +465,8 @@ class MemoryEngine:
         scope = self._scope(scope)
         self._ready()
         memories = list(memories)
+        refused = nul_refusals(memories)
+        memories = [m for m in memories if m.id not in refused]
         self._check_import(memories, scope)
         given = self._reusable(vectors)
         inserted = skipped = reused = 0
@@ -481,7 +485,7 @@ class MemoryEngine:
                 skipped += len(batch) - len(fresh)
                 if on_batch is not None:
                     on_batch(len(batch))
-        return ImportOutcome(inserted=inserted, skipped=skipped, reused=reused)
+        return ImportOutcome(inserted=inserted, skipped=skipped, reused=reused, refused=refused)
 
     def _reusable(self, vectors: StoredVectors | None) -> Mapping[str, Vector]:
         """The rows of ``vectors`` if this engine's model made them, else none (they are embedded)."""
@@ -559,7 +563,8 @@ class MemoryEngine:
         writing nothing: lets a caller report a bad file before it starts a progress bar."""
         scope = self._scope(scope)
         self._ready()
-        self._check_import(memories, scope)
+        refused = nul_refusals(memories)
+        self._check_import([m for m in memories if m.id not in refused], scope)
 
     def _check_import(self, memories: Sequence[Memory], scope: Scope) -> None:
         """Refuse the first memory (in input order) that ``import_memories`` may not write."""
