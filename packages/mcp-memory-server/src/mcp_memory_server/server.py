@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from .app import build_app
 
 if TYPE_CHECKING:
+    from mcp.server import MCPServer
+    from starlette.applications import Starlette
+
     from mcp_memory_core.settings import Settings
+
+    from .http_security import HttpSecurity
+    from .service import MemoryService
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +36,18 @@ def serve_stdio(settings: Settings | None = None) -> None:
         anyio.run(run_stdio, app)
     finally:
         service.close()
+
+
+def http_app(app: MCPServer[Any], service: MemoryService, security: HttpSecurity, host: str) -> Starlette:
+    """The ASGI app ``serve_http`` runs: streamable HTTP at /mcp, the web UI at /ui, and a 503 for a
+    request the database cannot answer now (see :class:`~.http_security.UnavailableGuard`)."""
+    from .http_security import UnavailableGuard
+    from .ui import mount_ui
+
+    starlette_app = app.streamable_http_app(host=host, transport_security=security.transport)
+    mount_ui(starlette_app, service, security)  # /ui: the same tokens, checks and Scope (docs/ui.md)
+    starlette_app.add_middleware(UnavailableGuard)
+    return starlette_app
 
 
 def serve_http(settings: Settings, *, host: str = "127.0.0.1", port: int = 8000, auth: bool = True) -> None:
@@ -64,10 +82,7 @@ def serve_http(settings: Settings, *, host: str = "127.0.0.1", port: int = 8000,
             "`mcp-memory token create USER`.",
             tokens.location,
         )
-    starlette_app = app.streamable_http_app(host=host, transport_security=security.transport)
-    from .ui import mount_ui
-
-    mount_ui(starlette_app, service, security)  # /ui: the same tokens, checks and Scope (docs/ui.md)
+    starlette_app = http_app(app, service, security, host)
     config = uvicorn.Config(
         starlette_app,
         host=host,

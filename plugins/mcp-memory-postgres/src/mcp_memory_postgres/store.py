@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from mcp_memory_core.errors import MemoryNotFoundError, ModelMismatchError, StorageError
+from mcp_memory_core.errors import MemoryNotFoundError, ModelMismatchError, StorageError, UnavailableError
 from mcp_memory_core.filter_terms import matches_nothing
 from mcp_memory_core.migrations import pending, run
 from mcp_memory_core.models import Memory, MemoryFilter
@@ -83,6 +83,9 @@ BULK_ROWS = 5_000
 # IDF counts memories by the planner's estimate above this many (exact enough for a logarithm)
 ESTIMATED_ROWS = 50_000
 _ITER_BATCH = 500
+# Seconds a call waits for a free pooled connection before it fails as unavailable. While the database
+# is down the pool has none to give: the caller hears so in seconds, not after the 30 s default.
+POOL_WAIT = 10.0
 
 _MEMORIES = f"{SCHEMA}.memories"
 _PASSAGES = f"{SCHEMA}.passages"
@@ -193,6 +196,7 @@ class PostgresStore(Reembedding):
                     configure=_configure,
                     open=False,
                     name="mcp-memory",
+                    timeout=POOL_WAIT,
                 )
                 pool.open(wait=True, timeout=30)
             self._pool, self._model = pool, (model_id, dimensions)
@@ -274,7 +278,8 @@ class PostgresStore(Reembedding):
     @contextlib.contextmanager
     def _errors(self, action: str) -> Iterator[None]:
         """psycopg's operational errors (the server gone, a refused connection, a pool timeout) as one
-        sentence naming the database; programming errors stay what they are (bugs, not outages)."""
+        sentence naming the database, an :class:`UnavailableError` (the request may be retried);
+        programming errors stay what they are (bugs, not outages)."""
         import psycopg
         from psycopg_pool import PoolTimeout
 
@@ -284,7 +289,7 @@ class PostgresStore(Reembedding):
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             doing = {"open": "opening", "read": "reading", "write": "writing"}[action]
             done = "; nothing was written" if action == "write" else ""
-            raise StorageError(
+            raise UnavailableError(
                 f"PostgreSQL at {self._location} failed while {doing}: {first}{done}."
             ) from exc
 

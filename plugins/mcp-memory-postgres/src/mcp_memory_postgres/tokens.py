@@ -27,13 +27,16 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-from mcp_memory_core.tokens import TokenInfo, TokenStoreError
+from mcp_memory_core.tokens import TokenInfo, TokenStoreError, TokenStoreUnavailableError
 
 from .schema import MIGRATION_LOCK, SCHEMA
 from .store import redact
 
 TABLE = f"{SCHEMA}.tokens"
 POOL_SIZE = 4
+# Seconds a request waits for a free connection. Checking a token takes two short queries, so a
+# longer wait means the database is gone: the request is refused with 503 while clients still listen.
+POOL_WAIT = 5.0
 _COLUMNS = "id, username, teams, created_at, revoked_at"
 _CREATE = (
     f"CREATE TABLE IF NOT EXISTS {TABLE} ("
@@ -77,10 +80,12 @@ class PostgresTokenTable:
         from psycopg_pool import PoolTimeout
 
         try:
-            with self._open().connection() as conn:
+            with self._open().connection(timeout=POOL_WAIT) as conn:
                 yield conn
         except (psycopg.Error, PoolTimeout) as exc:
-            raise TokenStoreError(
+            # The server down or restarting (or no connection free in time): a request may retry.
+            unavailable = isinstance(exc, psycopg.OperationalError | PoolTimeout)
+            raise (TokenStoreUnavailableError if unavailable else TokenStoreError)(
                 f"Cannot {doing} the tokens in PostgreSQL at {self._location}: {self._reason(exc)}."
             ) from None
 
