@@ -456,9 +456,10 @@ class MemoryEngine:
 
         A memory holding a NUL character (U+0000), and every older version of one, is left out and
         listed in ``ImportOutcome.refused`` with why. Every other memory is checked before the first
-        batch is written, so a refused one writes nothing (:class:`ImportRecordError` names it): it appears once, belongs to the scope's principal, goes
-        to a namespace the scope may write, carries times from 1970 to a day from now, and a superseded
-        one points at a version of the same owner and namespace, in the import or already stored.
+        batch is written, so a refused one writes nothing (:class:`ImportRecordError` names it): it
+        appears once, belongs to the scope's principal, goes to a namespace the scope may write,
+        carries times from 1970 to a day from now, and a superseded one points at a version of the
+        same owner and namespace, in the import or already stored.
         A failure while writing (a full disk, a crash) keeps the batches before it: run the same
         import again to finish it.
         """
