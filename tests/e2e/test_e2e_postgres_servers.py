@@ -18,8 +18,8 @@ from typing import Any
 
 import anyio
 import pytest
-from e2e_helpers import http_server, module_command, server_env
-from test_e2e_http_users import MISSING, call, cli, create_token, failure, post_initialize, session_as
+from e2e_helpers import create_token, http_server, module_command, server_env
+from test_e2e_http_users import MISSING, call, cli, failure, post_initialize, session_as
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio, pytest.mark.usefixtures("default_plugins")]
 
@@ -140,3 +140,43 @@ async def test_two_servers_one_database_twenty_clients(postgres_url: str, tmp_pa
         assert "bearer tokens from postgresql://postgres@127.0.0.1:" in (tmp_path / log).read_text()
         assert "(table mcp_memory.tokens)" in (tmp_path / log).read_text()
         assert "(store: postgresql://postgres@127.0.0.1:" in (tmp_path / log).read_text()
+
+
+async def test_a_stopped_database_is_a_503_and_a_clear_tool_error(tmp_path: Path) -> None:
+    """PostgreSQL stops under two running servers (a database of their own: this test stops it). The
+    server whose bearer tokens live in the database answers 503 with Retry-After and one sentence (the
+    token lookup fails inside the MCP SDK's auth middleware: it was a bare 500); the server whose
+    tokens are in a file still lets its user in, and every tool call says the database is unavailable
+    (never a bare "Error executing tool X")."""
+    from mcp_memory_testing.postgres import PostgresServer
+
+    sentence = "The memory database is unavailable; try again shortly."
+    with PostgresServer() as database:
+        url = database.create_database("outage")
+        in_database = server_env(
+            tmp_path / "a" / "unused.db", MCP_MEMORY_STORE="postgres", MCP_MEMORY_DATABASE_URL=url
+        )
+        in_file = {**in_database, "MCP_MEMORY_TOKENS_PATH": str(tmp_path / "tokens.db")}
+        alice, bob = create_token(in_database, "alice"), create_token(in_file, "bob")
+        with (
+            http_server(module_command(), in_database, tmp_path / "a.err") as server_a,
+            http_server(module_command(), in_file, tmp_path / "b.err") as server_b,
+        ):
+            async with session_as(server_a, alice) as session:
+                assert "id" in await call(session, "store_memory", content="alice: the deploy key rotates")
+            async with session_as(server_b, bob) as session:
+                assert "id" in await call(session, "store_memory", content="bob: staging rebuilds on Monday")
+                database.stop()
+                for tool, args in (
+                    ("store_memory", {"content": "bob: the VPN moved"}),
+                    ("search_memories", {"query": "staging"}),
+                    ("list_memories", {}),
+                ):
+                    text = await failure(session, tool, **args)
+                    assert text.startswith(f"Error executing tool {tool}: {sentence} PostgreSQL at "), text
+            for _ in range(2):  # the pool's dead connection, then no connection at all
+                reply = post_initialize(server_a, {"Authorization": f"Bearer {alice}"})
+                assert reply.status_code == 503, reply.text
+                assert reply.headers["retry-after"] == "5"
+                assert reply.json()["error_description"] == sentence
+    assert "refused with 503: Cannot read the tokens in PostgreSQL" in (tmp_path / "a.err").read_text()

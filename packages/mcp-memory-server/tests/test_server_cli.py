@@ -331,6 +331,7 @@ def test_export_import_round_trip_through_sqlite(sqlite_env: Any, tmp_path: Any)
         "skipped": 6,
         "repaired": 0,
         "vectors_reused": 0,
+        "refused": [],
         "format": "mcp-memory",
         "namespace": None,
         "file": str(first),
@@ -427,6 +428,7 @@ def test_import_chatgpt_with_progress_and_idempotency(engine: MemoryEngine, tmp_
         "skipped": 1,
         "repaired": 0,
         "vectors_reused": 0,
+        "refused": [],
         "format": "chatgpt",
         "namespace": "chats",
         "file": str(path),
@@ -565,6 +567,30 @@ def test_import_reports_repaired_lone_surrogates(sqlite_env: Any, tmp_path: Any)
     assert json.loads(run("import", str(path), "--json").stdout)["repaired"] == 1
     found = json.loads(run("list", "--json").stdout)["memories"]
     assert [m["content"] for m in found] == ["Our kitchen cabinets are walnut \ufffd."]
+
+
+def test_import_lists_each_memory_refused_for_a_nul_character(engine: MemoryEngine, tmp_path: Any) -> None:
+    """A NUL (U+0000), which no store keeps: that memory is refused by line and id, the rest imported."""
+    path = tmp_path / "export.jsonl"
+    records = [{"id": record_id(1)}, {"id": record_id(2), "content": "x\u0000y"}, {"id": record_id(3)}]
+    path.write_text(export_lines(*records), encoding="utf-8")
+    result = run("import", str(path))
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        "imported 2, skipped 0 (already present); refused 1:",
+        f"  line 3 (memory {record_id(2)}): content contains a NUL character (U+0000), which mcp-memory "
+        "does not store; remove it.",
+    ]
+    assert sorted(m.id for m in engine.store.iter_all()) == [record_id(1), record_id(3)]
+    again = json.loads(run("import", str(path), "--json").stdout)
+    assert (again["imported"], again["skipped"]) == (0, 2)
+    assert again["refused"] == [
+        {
+            "id": record_id(2),
+            "where": "line 3",
+            "reason": "content contains a NUL character (U+0000), which mcp-memory does not store; remove it.",
+        }
+    ]
 
 
 def test_import_accepts_a_byte_order_mark(engine: MemoryEngine, tmp_path: Any) -> None:

@@ -97,3 +97,37 @@ def test_the_package_ships_its_templates_and_static_files():
     assert (ui / "static" / "ui.css").is_file() and (ui / "static" / "ui.js").is_file()
     text = (ui / "templates" / "base.html").read_text()
     assert "http://" not in text and "https://" not in text  # nothing from a CDN: works offline
+
+
+def test_an_import_job_lists_the_memories_refused_for_a_nul_character(settings, tmp_path):
+    """The web UI's import says which memory it left out and why (a NUL character: no store keeps
+    one), on its page and in the status its script polls."""
+    import json
+
+    from mcp_memory_server.service import MemoryService
+    from mcp_memory_server.ui.imports import ImportJob, ImportJobs, prepare_import
+
+    base = {"created_at": "2026-01-01T00:00:00+00:00", "updated_at": "2026-01-01T00:00:00+00:00"}
+    records = [
+        {**base, "id": "6f1c1f8e-2f55-4a55-8a55-000000000001", "content": "kept", "namespace": "default"},
+        {**base, "id": "6f1c1f8e-2f55-4a55-8a55-000000000002", "content": "x\x00y", "namespace": "default"},
+    ]
+    path = tmp_path / "export.jsonl"
+    header = {"format": "mcp-memory", "version": 1, "count": 2}
+    path.write_text("".join(json.dumps(r) + "\n" for r in [header, *records]), encoding="utf-8")
+    service = MemoryService(settings)
+    try:
+        engine = service.engine()
+        prepared = prepare_import(engine, engine.default_scope, path, "auto", None, False)
+        job = ImportJob(id="j1", owner="local", filename="export.jsonl", format="mcp-memory", total=2)
+        ImportJobs(service)._run(job, prepared, engine.default_scope)  # the job's thread, run here
+    finally:
+        service.close()
+    reason = "content contains a NUL character (U+0000), which mcp-memory does not store; remove it."
+    assert job.status()["result"]["refused"] == [
+        {"id": records[1]["id"], "where": "line 3", "reason": reason}
+    ]
+    html = routes._templates().get_template("import_job.html").render(base="/ui", job=job, me=None)
+    assert f"Done: imported 1, skipped 0 (already present); refused 1: line 3: {reason}" in " ".join(
+        html.split()
+    )

@@ -133,3 +133,25 @@ def test_the_plugin_registers_the_token_table_for_its_store(monkeypatch: pytest.
     monkeypatch.delenv("MCP_MEMORY_DATABASE_URL")
     with pytest.raises(PluginError, match="needs MCP_MEMORY_DATABASE_URL"):
         spec.factory(Settings())
+
+
+def test_connections_that_died_with_a_restart_do_not_fail_a_lookup(postgres_url: str) -> None:
+    """Every pooled connection is cut (as a database restart does): the next lookups, a request's
+    token and teams, go through on fresh connections instead of failing once per dead one."""
+    table = PostgresTokenTable(postgres_url)
+    registry = TokenRegistry(table)
+    try:
+        secret, _ = registry.create("alice", ["core"])
+        with ThreadPoolExecutor(4) as pool:  # the pool holds several connections, all idle now
+            assert all(pool.map(lambda _: registry.verify(secret) is not None, range(16)))
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            cut = admin.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            ).fetchone()
+        assert cut is not None and cut[0] >= 1
+        assert registry.verify(secret) is not None
+        assert registry.memberships("alice") == (frozenset({"core"}), frozenset())
+        assert [t.user for t in registry.tokens()] == ["alice"]
+    finally:
+        registry.close()

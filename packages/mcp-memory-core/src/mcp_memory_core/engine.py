@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import logging
 import math
 import threading
@@ -76,6 +77,7 @@ from .validation import (
     Limits,
     decode_cursor,
     encode_cursor,
+    nul_refusals,
     utf8_size,
     validate_content,
     validate_flag,
@@ -378,7 +380,13 @@ class MemoryEngine:
         vectors, owners = self._embed([fields["content"]])
         # The check and the write in one transaction: another thread or process storing the same
         # text waits for this one's commit, then finds it (the embedding is done before, unlocked).
+        # A store whose transactions do not exclude each other (PostgreSQL) locks the text instead.
+        write_lock = getattr(self.store, "write_lock", None)
         with self.store.transaction():
+            if write_lock is not None:
+                write_lock(
+                    json.dumps([scope.principal, fields["namespace"], normalize_content(fields["content"])])
+                )
             duplicate, similar = self._near_duplicates(
                 fields["content"], vectors[0], fields["namespace"], scope, when
             )
@@ -447,11 +455,12 @@ class MemoryEngine:
         model (same model id and dimensions) and a memory has one row per passage its content splits
         into; any other memory is embedded (``ImportOutcome.reused`` counts the reused ones).
 
-        Every memory is checked before the first batch is written, so a refused one writes nothing
-        (:class:`ImportRecordError` names it): it appears once, belongs to the scope's principal, goes
-        to a namespace the scope may write, carries times from 1970 to a day from now, and a superseded
-        one points at a version of the same owner and namespace, in the import or already stored,
-        without its chain looping back to it.
+        A memory holding a NUL character (U+0000), and every older version of one, is left out and
+        listed in ``ImportOutcome.refused`` with why. Every other memory is checked before the first
+        batch is written, so a refused one writes nothing (:class:`ImportRecordError` names it): it
+        appears once, belongs to the scope's principal, goes to a namespace the scope may write,
+        carries times from 1970 to a day from now, and a superseded one points at a version of the
+        same owner and namespace, in the import or already stored, without its chain looping back to it.
         A failure while writing (a full disk, a crash) keeps the batches before it: run the same
         import again to finish it.
 
@@ -462,6 +471,8 @@ class MemoryEngine:
         scope = self._scope(scope)
         self._ready()
         memories = list(memories)
+        refused = nul_refusals(memories)
+        memories = [m for m in memories if m.id not in refused]
         self._check_import(memories, scope)
         memories, renamed = self._claim_ids(memories, scope)
         given = self._reusable(vectors)
@@ -483,7 +494,7 @@ class MemoryEngine:
                 skipped += len(batch) - len(fresh)
                 if on_batch is not None:
                     on_batch(len(batch))
-        return ImportOutcome(inserted=inserted, skipped=skipped, reused=reused)
+        return ImportOutcome(inserted=inserted, skipped=skipped, reused=reused, refused=refused)
 
     def _reusable(self, vectors: StoredVectors | None) -> Mapping[str, Vector]:
         """The rows of ``vectors`` if this engine's model made them, else none (they are embedded)."""
@@ -599,7 +610,8 @@ class MemoryEngine:
         writing nothing: lets a caller report a bad file before it starts a progress bar."""
         scope = self._scope(scope)
         self._ready()
-        self._check_import(memories, scope)
+        refused = nul_refusals(memories)
+        self._check_import([m for m in memories if m.id not in refused], scope)
 
     def _check_import(self, memories: Sequence[Memory], scope: Scope) -> None:
         """Refuse the first memory (in input order) that ``import_memories`` may not write."""

@@ -40,6 +40,16 @@ class StorageError(MemoryServerError):
     is one sentence a user can act on; a write that raised it was not made (nothing acknowledged)."""
 
 
+DATABASE_UNAVAILABLE = "The memory database is unavailable; try again shortly."
+
+
+class UnavailableError(StorageError):
+    """The database cannot be reached now (down, restarting, refusing connections, no free connection
+    in time): nothing was done, and the same request may succeed shortly. The message says where and
+    why (logs, the CLI). The HTTP server answers 503 with Retry-After and only
+    :data:`DATABASE_UNAVAILABLE` (the caller may not be signed in yet); a tool call's error starts with it."""
+
+
 class EditConflictError(StorageError):
     """What the store would replace changed outside it since it was read (a note of a markdown vault
     edited by hand): nothing was written, and the next call reads the change first."""

@@ -130,6 +130,11 @@ class Store(Protocol):
     - ``bulk_load(rows: int)``, a context manager around an import of about ``rows`` memories (in
       several transactions): the store may prepare for many inserts (PostgreSQL drops its vector
       index and builds it again at the end). Every call keeps working inside it;
+    - ``write_lock(key: str)``, called inside ``transaction()`` by a write whose outcome depends on
+      what it read first (``store_memory``'s dedup check: the key names the owner, the namespace and
+      the normalized text): wait until no other transaction, of any process, holds ``key``'s lock,
+      and hold it until this transaction ends. A store whose write transactions exclude each other
+      anyway (SQLite's ``BEGIN IMMEDIATE``) needs none; PostgreSQL's ``read committed`` does;
     - ``refresh(embed, progress=None)``, for a store whose truth lives outside it (the markdown
       vault's files, edited by hand): the engine calls it before every call, and the store brings
       its index up to date, embedding changed texts with ``embed(texts) -> (vectors, owners)``

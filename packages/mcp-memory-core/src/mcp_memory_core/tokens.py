@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from types import TracebackType
 from typing import Protocol, runtime_checkable
 
-from .errors import InvalidInputError, MemoryServerError
+from .errors import InvalidInputError, MemoryServerError, UnavailableError
 from .scope import validate_principal
 
 TOKEN_PREFIX = "mcpm_"
@@ -32,6 +32,10 @@ TOKEN_PREFIX = "mcpm_"
 
 class TokenStoreError(MemoryServerError):
     """The token table cannot be read or written (one sentence saying where and why)."""
+
+
+class TokenStoreUnavailableError(TokenStoreError, UnavailableError):
+    """The token table's database cannot be reached now: a request may be retried shortly (HTTP 503)."""
 
 
 @dataclass(frozen=True)
@@ -61,7 +65,8 @@ def _now() -> str:
 class TokenTable(Protocol):
     """Where tokens persist: rows in, rows out, no rules. Every method reads or writes the table
     itself (nothing cached), and may be called from several threads at once. Errors are
-    :class:`TokenStoreError`."""
+    :class:`TokenStoreError`; :class:`TokenStoreUnavailableError` when its database cannot be
+    reached now (the HTTP server then answers 503, not 500)."""
 
     @property
     def location(self) -> str:

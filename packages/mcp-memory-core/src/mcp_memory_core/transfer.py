@@ -179,7 +179,8 @@ class ExportRecord(BaseModel):
     """One memory as a line of an export: the edge validation of :class:`~.models.Memory`.
 
     Mirrors every Memory field (a test keeps them in step). Strict: no string-to-number coercion, no
-    unknown keys, timezone-aware datetimes only.
+    unknown keys, timezone-aware datetimes only. A NUL character in content, metadata or tags passes
+    (a store that took one wrote it): the engine refuses that memory by id and imports the rest.
     """
 
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -222,17 +223,17 @@ class ExportRecord(BaseModel):
     @field_validator("content")
     @classmethod
     def _content(cls, value: str, info: ValidationInfo) -> str:
-        return validate_content(value, _limits(info).content_bytes)
+        return validate_content(value, _limits(info).content_bytes, nul_ok=True)
 
     @field_validator("metadata")
     @classmethod
     def _metadata(cls, value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
-        return validate_metadata(value, _limits(info).metadata_bytes)
+        return validate_metadata(value, _limits(info).metadata_bytes, nul_ok=True)
 
     @field_validator("tags")
     @classmethod
     def _tags(cls, value: list[str]) -> list[str]:
-        return list(validate_tags(value) or ())
+        return list(validate_tags(value, nul_ok=True) or ())
 
     @field_validator("thread")
     @classmethod
@@ -493,6 +494,17 @@ def import_records(
     if isinstance(memories, ImportFile) and memories.repaired:
         return replace(outcome, repaired=memories.repaired)
     return outcome
+
+
+def refused_records(memories: Sequence[Memory], outcome: ImportOutcome) -> list[dict[str, str]]:
+    """Each memory the import refused (``outcome.refused``), in file order: its id, where it came
+    from (``"line 7"`` for an :class:`ImportFile`) and why."""
+    where = memories.where if isinstance(memories, ImportFile) else (lambda memory_id: f"memory {memory_id}")
+    return [
+        {"id": m.id, "where": where(m.id), "reason": outcome.refused[m.id]}
+        for m in memories
+        if m.id in outcome.refused
+    ]
 
 
 def _clip(text: str, max_bytes: int) -> tuple[str, dict[str, Any]]:

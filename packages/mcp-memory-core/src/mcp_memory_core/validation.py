@@ -10,7 +10,7 @@ import binascii
 import json
 import math
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -55,9 +55,36 @@ def json_size(value: Any) -> int:
     return utf8_size(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 
-def validate_content(content: str, max_bytes: int = DEFAULT_LIMITS.content_bytes) -> str:
+def holds_nul(value: Any) -> bool:
+    """Whether U+0000 is in ``value``: a string, or any key or value of nested JSON."""
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, Mapping):
+        return any(holds_nul(key) or holds_nul(item) for key, item in value.items())
+    if isinstance(value, list | tuple | set | frozenset):
+        return any(holds_nul(item) for item in value)
+    return False
+
+
+def refuse_nul(value: Any, what: str) -> None:
+    """NUL's one fate in every store: PostgreSQL's text and jsonb cannot hold it, so nothing
+    mcp-memory stores or filters on carries one (SQLite could, but a memory must move between stores)."""
+    if holds_nul(value):
+        raise InvalidInputError(nul_refusal(what))
+
+
+def nul_refusal(what: str) -> str:
+    return f"{what} contains a NUL character (U+0000), which mcp-memory does not store; remove it."
+
+
+def validate_content(
+    content: str, max_bytes: int = DEFAULT_LIMITS.content_bytes, *, nul_ok: bool = False
+) -> str:
+    """``nul_ok``: let a NUL through (an import's reader: the engine refuses that memory by id)."""
     if not isinstance(content, str) or not content.strip():
         raise InvalidInputError("content must be a non-empty string.")
+    if not nul_ok:
+        refuse_nul(content, "content")
     size = utf8_size(content)
     if size > max_bytes:
         raise InvalidInputError(
@@ -68,7 +95,10 @@ def validate_content(content: str, max_bytes: int = DEFAULT_LIMITS.content_bytes
 
 
 def validate_metadata(
-    metadata: Mapping[str, Any] | None, max_bytes: int = DEFAULT_LIMITS.metadata_bytes
+    metadata: Mapping[str, Any] | None,
+    max_bytes: int = DEFAULT_LIMITS.metadata_bytes,
+    *,
+    nul_ok: bool = False,
 ) -> dict[str, Any]:
     if metadata is None:
         return {}
@@ -86,7 +116,10 @@ def validate_metadata(
             f"metadata is {size:,} bytes as JSON; the limit is {max_bytes:,} (MCP_MEMORY_MAX_METADATA_BYTES). "
             "Keep metadata to short labels: the text belongs in content."
         )
-    return dict(json.loads(text))
+    checked = dict(json.loads(text))
+    if not nul_ok:
+        refuse_nul(checked, "metadata")
+    return checked
 
 
 def validate_flag(value: bool, name: str) -> bool:
@@ -152,7 +185,7 @@ def validate_types(values: Iterable[str | MemoryType] | str | None) -> frozenset
     return types or None
 
 
-def validate_tags(tags: Iterable[str] | str | None) -> tuple[str, ...] | None:
+def validate_tags(tags: Iterable[str] | str | None, *, nul_ok: bool = False) -> tuple[str, ...] | None:
     """Tags are trimmed, case-preserving strings of 1-64 characters; duplicates collapse; at most 32."""
     if tags is None:
         return None
@@ -163,6 +196,8 @@ def validate_tags(tags: Iterable[str] | str | None) -> tuple[str, ...] | None:
         if not isinstance(tag, str) or not tag.strip():
             raise InvalidInputError("tags must be non-empty strings.")
         tag = tag.strip()
+        if not nul_ok:
+            refuse_nul(tag, "tags")
         if len(tag) > MAX_TAG_CHARS:
             raise InvalidInputError(f"tag {tag[:20]!r}… is longer than {MAX_TAG_CHARS} characters.")
         if tag not in out:
@@ -203,6 +238,7 @@ def validate_datetime(value: datetime | str | None, name: str) -> datetime | Non
 EARLIEST_TIME = datetime(1970, 1, 1, tzinfo=UTC)
 CLOCK_SLACK = timedelta(days=1)
 MEMORY_TIMES = ("created_at", "updated_at", "deleted_at", "last_accessed")
+NUL_FIELDS = ("content", "metadata", "tags", "thread", "namespace", "owner")  # a memory's free text
 
 
 MAX_THREAD_CHARS = 200
@@ -216,6 +252,7 @@ def validate_thread(thread: str) -> str:
     if not isinstance(thread, str) or not thread.strip():
         raise InvalidInputError("thread must be a non-empty string (an id for one conversation).")
     thread = thread.strip()
+    refuse_nul(thread, "thread")
     if len(thread) > MAX_THREAD_CHARS or any(ord(c) < 32 or ord(c) == 127 for c in thread):
         raise InvalidInputError(
             f"thread must be at most {MAX_THREAD_CHARS} characters without control characters; "
@@ -257,11 +294,29 @@ def validate_memory_times(memory: Memory, now: datetime) -> None:
         validate_occurred_at(memory.occurred_at, now)
 
 
+def nul_refusals(memories: Sequence[Memory]) -> dict[str, str]:
+    """The memories of an import that hold a NUL (see :func:`refuse_nul`), by id, each with why it is
+    refused; and every older version of a refused one (its chain would point at nothing)."""
+    refused: dict[str, str] = {}
+    for memory in memories:
+        field = next((name for name in NUL_FIELDS if holds_nul(getattr(memory, name))), None)
+        if field is not None:
+            refused[memory.id] = nul_refusal(field)
+    while older := [m for m in memories if m.superseded_by in refused and m.id not in refused]:
+        for memory in older:
+            refused[memory.id] = (
+                f"its newer version {memory.superseded_by} is refused: import the whole chain once that "
+                "one is fixed."
+            )
+    return refused
+
+
 def validate_metadata_filter(metadata: Mapping[str, Any] | None) -> tuple[tuple[str, Any], ...]:
     if not metadata:
         return ()
     if not isinstance(metadata, Mapping) or not all(isinstance(k, str) for k in metadata):
         raise InvalidInputError("the metadata filter must be an object of key/value pairs.")
+    refuse_nul(metadata, "the metadata filter")
     for key, value in metadata.items():
         if value is not None and not isinstance(value, str | int | float | bool):
             raise InvalidInputError(

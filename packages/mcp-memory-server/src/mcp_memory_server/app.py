@@ -301,8 +301,11 @@ def build_app(
         try:
             return await service.call_scoped(fn, current_access_token())
         except Exception as exc:
-            from mcp_memory_core.errors import MemoryServerError
+            from mcp_memory_core.errors import DATABASE_UNAVAILABLE, MemoryServerError, UnavailableError
 
+            if isinstance(exc, UnavailableError):  # the database down or restarting: say so first
+                log.warning("A tool call failed: %s", exc)
+                raise ToolError(f"{DATABASE_UNAVAILABLE} {exc}") from exc
             if isinstance(exc, MemoryServerError):
                 raise ToolError(str(exc)) from exc
             raise

@@ -606,7 +606,7 @@ def import_command(
     def run(engine: MemoryEngine) -> dict[str, Any]:
         from mcp_memory_core.errors import InvalidInputError
         from mcp_memory_core.models import MemoryType
-        from mcp_memory_core.transfer import check_records, import_records, read_memories
+        from mcp_memory_core.transfer import check_records, import_records, read_memories, refused_records
         from mcp_memory_core.validation import validate_namespace
 
         from .cli_display import progress
@@ -653,6 +653,7 @@ def import_command(
             "skipped": outcome.skipped,
             "repaired": outcome.repaired,
             "vectors_reused": outcome.reused,
+            "refused": refused_records(memories, outcome),
             "format": chosen,
             "namespace": None if chosen == "mcp-memory" else target,
             "file": str(file),
@@ -668,7 +669,11 @@ def import_command(
     if summary["repaired"]:
         plural = "" if summary["repaired"] == 1 else "s"
         line += f"; repaired {summary['repaired']} lone surrogate{plural} (replaced with U+FFFD)"
+    if summary["refused"]:
+        line += f"; refused {len(summary['refused'])}:"
     click.echo(line)
+    for refused in summary["refused"]:
+        click.echo(f"  {refused['where']} (memory {refused['id']}): {refused['reason']}")
 
 
 # -- lifecycle ----------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """What stands in front of the HTTP transport: bearer tokens (through the MCP SDK's auth), the rule
-that nothing listens beyond loopback without them, and Host/Origin checks on every bind address.
+that nothing listens beyond loopback without them, Host/Origin checks on every bind address, and a 503
+(not a 500) when the database holding the tokens cannot be reached.
 
 TLS is not here: run the server behind a reverse proxy that terminates it (docs/security.md).
 """
@@ -7,6 +8,7 @@ TLS is not here: run the server behind a reverse proxy that terminates it (docs/
 from __future__ import annotations
 
 import ipaddress
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -15,9 +17,14 @@ import anyio.to_thread
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.transport_security import TransportSecuritySettings
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Send
+from starlette.types import Scope as ASGIScope
 
 if TYPE_CHECKING:
     from mcp_memory_core.tokens import TokenRegistry
+
+log = logging.getLogger(__name__)
 
 LOOPBACK_NAMES = ("localhost",)
 
@@ -51,6 +58,46 @@ class RegistryTokenVerifier:
             scopes=[],
             claims={"teams": list(info.teams), "token_id": info.id},
         )
+
+
+RETRY_AFTER_SECONDS = 5
+
+
+class UnavailableGuard:
+    """ASGI middleware around the whole HTTP app: a request that fails because the database cannot be
+    reached now (:class:`~mcp_memory_core.errors.UnavailableError`, e.g. the bearer-token lookup inside
+    the MCP SDK's auth middleware, which would answer a bare 500) is refused with 503, Retry-After and
+    one sentence naming nothing of the database (the caller is not signed in yet); the log says where
+    and why. A response already started is left to fail as it would."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: ASGIScope, receive: Receive, send: Send) -> None:
+        from mcp_memory_core.errors import DATABASE_UNAVAILABLE, UnavailableError
+
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracked(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracked)
+        except UnavailableError as exc:
+            if started:
+                raise
+            log.warning("%s %s refused with 503: %s", scope.get("method"), scope.get("path"), exc)
+            response = JSONResponse(
+                {"error": "temporarily_unavailable", "error_description": DATABASE_UNAVAILABLE},
+                status_code=503,
+                headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+            )
+            await response(scope, receive, send)
 
 
 @dataclass(frozen=True)

@@ -49,10 +49,12 @@ def http_app(
     throttle: LoginThrottle | None = None,
 ) -> ASGIApp:
     """What ``serve --transport http`` serves: the MCP endpoint at ``/mcp`` and the web UI at ``/ui``,
-    every response with the security headers, failed logins throttled (see http_middleware)."""
+    every response with the security headers, failed logins throttled (see http_middleware), and a
+    503 for a request the database cannot answer now (see :class:`~.http_security.UnavailableGuard`)."""
     from starlette.routing import Route
 
     from .http_middleware import guarded
+    from .http_security import UnavailableGuard
     from .jsonrpc_recovery import AnswerUnreadableRequests
     from .ui import mount_ui
 
@@ -64,6 +66,7 @@ def http_app(
         if isinstance(route, Route) and route.path == MCP_PATH:  # after the token check (app middleware)
             route.app = AnswerUnreadableRequests(route.app, auth_required=security.verifier is not None)
     mount_ui(starlette_app, service, security)  # /ui: the same tokens, checks and Scope (docs/ui.md)
+    starlette_app.add_middleware(UnavailableGuard)  # outermost of the app's own: around the token check
     return guarded(starlette_app, throttle)
 
 

@@ -26,11 +26,15 @@ hybrid ranker was tuned on with SQLite's bm25.
 Transactions: ``transaction()`` holds one pooled connection for the calling thread from BEGIN to
 COMMIT; that thread's reads use it (they must see its uncommitted writes); every other call borrows a
 connection from the pool, in autocommit mode, so threads never wait for each other's transactions.
+Two transactions that check for the same text and then insert it do not exclude each other
+(``read committed``): ``write_lock(key)`` serializes exactly those (an advisory lock per text), which
+the engine takes before its dedup check.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import math
 import threading
@@ -41,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from mcp_memory_core.errors import MemoryNotFoundError, ModelMismatchError, StorageError
+from mcp_memory_core.errors import MemoryNotFoundError, ModelMismatchError, StorageError, UnavailableError
 from mcp_memory_core.filter_terms import matches_nothing
 from mcp_memory_core.migrations import pending, run
 from mcp_memory_core.models import Memory, MemoryFilter
@@ -79,6 +83,9 @@ BULK_ROWS = 5_000
 # IDF counts memories by the planner's estimate above this many (exact enough for a logarithm)
 ESTIMATED_ROWS = 50_000
 _ITER_BATCH = 500
+# Seconds a call waits for a free pooled connection before it fails as unavailable. While the database
+# is down the pool has none to give: the caller hears so in seconds, not after the 30 s default.
+POOL_WAIT = 10.0
 
 _MEMORIES = f"{SCHEMA}.memories"
 _PASSAGES = f"{SCHEMA}.passages"
@@ -189,6 +196,7 @@ class PostgresStore(Reembedding):
                     configure=_configure,
                     open=False,
                     name="mcp-memory",
+                    timeout=POOL_WAIT,
                 )
                 pool.open(wait=True, timeout=30)
             self._pool, self._model = pool, (model_id, dimensions)
@@ -270,7 +278,8 @@ class PostgresStore(Reembedding):
     @contextlib.contextmanager
     def _errors(self, action: str) -> Iterator[None]:
         """psycopg's operational errors (the server gone, a refused connection, a pool timeout) as one
-        sentence naming the database; programming errors stay what they are (bugs, not outages)."""
+        sentence naming the database, an :class:`UnavailableError` (the request may be retried);
+        programming errors stay what they are (bugs, not outages)."""
         import psycopg
         from psycopg_pool import PoolTimeout
 
@@ -280,7 +289,7 @@ class PostgresStore(Reembedding):
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             doing = {"open": "opening", "read": "reading", "write": "writing"}[action]
             done = "; nothing was written" if action == "write" else ""
-            raise StorageError(
+            raise UnavailableError(
                 f"PostgreSQL at {self._location} failed while {doing}: {first}{done}."
             ) from exc
 
@@ -310,6 +319,19 @@ class PostgresStore(Reembedding):
                 yield
             finally:
                 self._local.conn = None
+
+    def write_lock(self, key: str) -> None:
+        """Inside ``transaction()``: wait until no other transaction, of any server, holds the lock of
+        ``key``, then hold it until this one ends. ``read committed`` lets two transactions check
+        for the same text at once and both insert it; the engine takes this lock before its dedup
+        check, so the second check runs after the first write committed and finds it. A lock per
+        key (a transaction-scoped advisory lock on a 64-bit hash of it): only writers of the same
+        key wait for each other (two keys sharing a hash wait needlessly, never wrongly)."""
+        if getattr(self._local, "conn", None) is None:
+            raise RuntimeError("PostgresStore.write_lock() is only meaningful inside transaction().")
+        digest = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+        with self._connection() as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (int.from_bytes(digest, "big", signed=True),))
 
     # -- writes ----------------------------------------------------------------------------------
     def insert(

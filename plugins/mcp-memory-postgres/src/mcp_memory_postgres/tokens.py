@@ -14,9 +14,9 @@ CLIs starting at once take turns with each other and with the store creating the
 later ones find the work done. Using it never opens the store: no vector extension, no model.
 Connections come from a pool of at most four (a request checks its token and its teams: two short
 queries, 0.7 ms together on this machine's loopback), opened on first use; the first connection is
-made directly, so a wrong URL fails at once. As in the store, pooled connections are not checked
-before use (that doubled the cost): after a database restart, a request on a connection that died
-with it fails once, and the pool replaces the connection.
+made directly, so a wrong URL fails at once. Pooled connections are not checked before use (that
+doubled the cost): after a database restart, a read that finds its connection dead with it is
+made again on the next one (the pool drops the dead), so no request fails for a stale connection.
 """
 
 from __future__ import annotations
@@ -27,13 +27,16 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-from mcp_memory_core.tokens import TokenInfo, TokenStoreError
+from mcp_memory_core.tokens import TokenInfo, TokenStoreError, TokenStoreUnavailableError
 
 from .schema import MIGRATION_LOCK, SCHEMA
 from .store import redact
 
 TABLE = f"{SCHEMA}.tokens"
 POOL_SIZE = 4
+# Seconds a request waits for a free connection. Checking a token takes two short queries, so a
+# longer wait means the database is gone: the request is refused with 503 while clients still listen.
+POOL_WAIT = 5.0
 _COLUMNS = "id, username, teams, created_at, revoked_at"
 _CREATE = (
     f"CREATE TABLE IF NOT EXISTS {TABLE} ("
@@ -77,10 +80,12 @@ class PostgresTokenTable:
         from psycopg_pool import PoolTimeout
 
         try:
-            with self._open().connection() as conn:
+            with self._open().connection(timeout=POOL_WAIT) as conn:
                 yield conn
         except (psycopg.Error, PoolTimeout) as exc:
-            raise TokenStoreError(
+            # The server down or restarting (or no connection free in time): a request may retry.
+            unavailable = isinstance(exc, psycopg.OperationalError | PoolTimeout)
+            raise (TokenStoreUnavailableError if unavailable else TokenStoreError)(
                 f"Cannot {doing} the tokens in PostgreSQL at {self._location}: {self._reason(exc)}."
             ) from None
 
@@ -123,9 +128,25 @@ class PostgresTokenTable:
                 (info.id, token_hash, info.user, list(info.teams), _time(info.created_at)),
             )
 
-    def rows(self) -> list[TokenInfo]:
+    def _read(self, query: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """The rows of a read. A pooled connection that died since its last use (the database
+        restarted) fails at once: the read is made again on the next one, once per connection the
+        pool may hold; a database that is down fails as unavailable."""
+        import psycopg
+
+        for _ in range(POOL_SIZE):
+            with self._connection("read") as conn:
+                try:
+                    return list(conn.execute(query, params).fetchall())
+                except psycopg.OperationalError:
+                    if not conn.broken:
+                        raise
+            # the pool throws the broken connection away on its return: try the next
         with self._connection("read") as conn:
-            rows = conn.execute(f"SELECT {_COLUMNS} FROM {TABLE} ORDER BY created_at, id").fetchall()
+            return list(conn.execute(query, params).fetchall())
+
+    def rows(self) -> list[TokenInfo]:
+        rows = self._read(f"SELECT {_COLUMNS} FROM {TABLE} ORDER BY created_at, id")
         return [_info(row) for row in rows]
 
     def revoke_id(self, token_id: str, revoked_at: str) -> list[TokenInfo]:
@@ -144,15 +165,13 @@ class PostgresTokenTable:
         return sorted((_info(row) for row in rows), key=lambda t: (t.created_at, t.id))
 
     def find_active(self, token_hash: str) -> TokenInfo | None:
-        with self._connection("read") as conn:
-            row = conn.execute(
-                f"SELECT {_COLUMNS} FROM {TABLE} WHERE hash = %s AND revoked_at IS NULL", (token_hash,)
-            ).fetchone()
-        return _info(row) if row else None
+        rows = self._read(
+            f"SELECT {_COLUMNS} FROM {TABLE} WHERE hash = %s AND revoked_at IS NULL", (token_hash,)
+        )
+        return _info(rows[0]) if rows else None
 
     def active_teams(self) -> list[tuple[str, tuple[str, ...]]]:
-        with self._connection("read") as conn:
-            rows = conn.execute(f"SELECT username, teams FROM {TABLE} WHERE revoked_at IS NULL").fetchall()
+        rows = self._read(f"SELECT username, teams FROM {TABLE} WHERE revoked_at IS NULL")
         return [(str(user), tuple(teams)) for user, teams in rows]
 
 

@@ -134,7 +134,7 @@ class ImportJobs:
 
     def _run(self, job: ImportJob, prepared: PreparedImport, scope: Scope) -> None:
         from mcp_memory_core.errors import MemoryServerError
-        from mcp_memory_core.transfer import import_records
+        from mcp_memory_core.transfer import import_records, refused_records
 
         try:
             outcome = self.service.call_sync(
@@ -157,5 +157,6 @@ class ImportJobs:
                 "skipped": outcome.skipped,
                 "repaired": outcome.repaired,
                 "vectors_reused": outcome.reused,
+                "refused": refused_records(prepared.memories, outcome),
                 "namespace": prepared.namespace,
             }

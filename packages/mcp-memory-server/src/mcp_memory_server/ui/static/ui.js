@@ -93,7 +93,12 @@ document.addEventListener("DOMContentLoaded", () => {
         let line = `Done: imported ${r.imported}, skipped ${r.skipped} (already present)`;
         if (r.vectors_reused) line += `; reused ${r.vectors_reused} stored vectors`;
         if (r.repaired) line += `; repaired ${r.repaired} broken characters`;
-        text.textContent = `${line}.`;
+        if (r.refused && r.refused.length) {
+          line += `; refused ${r.refused.length}: ` + r.refused.map((x) => `${x.where}: ${x.reason}`).join(" ");
+          text.textContent = line;
+        } else {
+          text.textContent = `${line}.`;
+        }
       } else {
         text.textContent = `Failed: ${status.error}`;
       }
