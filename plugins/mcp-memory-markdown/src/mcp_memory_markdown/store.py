@@ -5,7 +5,8 @@ sqlite-vec store itself, in ``<vault>/.mcp-memory/index.db``, with one table of 
 (``vault_files``: each note's path, size, modification time, content hash and memory id).
 
 Writes: inside ``transaction()`` the index is written first (uncommitted, holding SQLite's write
-lock), then each changed note is written atomically, then the index commits. A crash before the
+lock), then each changed note is written by :mod:`.note_writes` (moved aside and checked, never
+written over a person's edit), then the index commits. A crash before the
 files leaves nothing; between the files and the commit, the next ``refresh`` reads the files back
 (the truth) into the index. A file is never replaced or removed when it changed on disk since the
 index read it: the write is refused (:class:`~mcp_memory_core.errors.EditConflictError`) and nothing is
@@ -56,6 +57,7 @@ from .layout import (
 from .note_ids import NoteIds, write_gitignore
 from .note_writes import Conflict, Taken, discard, place, recover, restore, take, withdraw
 from .notes import (
+    TRANSCRIPT_MESSAGES,
     MalformedNote,
     Note,
     content_hash,
@@ -497,8 +499,10 @@ class MarkdownStore:
         taken: builtins.list[Taken] = []
         placed: builtins.list[Indexed] = []
         written: builtins.list[Indexed] = []
+        current = ""
         try:
             for op in order:
+                current = op.path
                 if op.expect is not None:
                     taken.append(take(self._vault, op.path, op.expect, op.sha256))
                 if op.data is not None:
@@ -513,11 +517,20 @@ class MarkdownStore:
         except LinkInVault as exc:
             self._undo(placed, taken)
             raise self._linked(exc) from None
+        except OSError as exc:  # Windows: a note open in a program that does not share it
+            self._undo(placed, taken)
+            raise StorageError(
+                f"{current} could not be written ({exc.strerror or exc}); nothing was written."
+            ) from None
         except BaseException:
             self._undo(placed, taken)
             raise
         for moved in taken:
-            kept = discard(self._vault, moved)
+            try:
+                kept = discard(self._vault, moved)
+            except (OSError, LinkInVault) as exc:  # left hidden: the next start keeps it as a copy
+                log.error("Could not delete the old version of %s set aside: %s", moved.path, exc)
+                continue
             if kept is not None:
                 log.warning(
                     "%s was edited while mcp-memory wrote it: that edit is kept as %s.", moved.path, kept
@@ -755,11 +768,14 @@ class MarkdownStore:
                 "(put the file or folder itself there)"
             )
         except TooLarge as exc:
-            what = "a conversation transcript" if transcript else "a note"
-            reason = (
-                f"it is {exc.size:,} bytes, more than {what} may hold ({limit:,}, from "
-                "MCP_MEMORY_MAX_CONTENT_BYTES): split it into several files"
+            holds = (
+                f"a conversation transcript may hold ({limit:,}: {TRANSCRIPT_MESSAGES} times "
+                "MCP_MEMORY_MAX_CONTENT_BYTES)"
+                if transcript
+                else f"a note may hold ({limit:,}: MCP_MEMORY_MAX_CONTENT_BYTES of text and "
+                "MCP_MEMORY_MAX_METADATA_BYTES of properties)"
             )
+            reason = f"it is {exc.size:,} bytes, more than {holds}: split it into several files"
         except NotRegular:
             reason = "it is not a regular file"
         except OSError as exc:

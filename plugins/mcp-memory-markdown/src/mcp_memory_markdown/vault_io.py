@@ -175,7 +175,7 @@ class Folder:
         try:
             fd_out = os.open(self._at(target), flags, 0o666, dir_fd=self._fd)
             try:
-                while chunk := os.read(fd_in, _CHUNK):
+                for chunk in chunks_of(fd_in):
                     view = memoryview(chunk)
                     while view:
                         view = view[os.write(fd_out, view) :]
