@@ -3,6 +3,7 @@ are never read whole past the limits, links inside the vault are never followed.
 
 from __future__ import annotations
 
+import errno
 import os
 import subprocess
 import sys
@@ -17,7 +18,7 @@ from mcp_memory_core import MemoryEngine
 from mcp_memory_core.errors import EditConflictError, StorageError
 from mcp_memory_core.models import Memory
 from mcp_memory_core.validation import Limits
-from mcp_memory_markdown import MarkdownStore
+from mcp_memory_markdown import MarkdownStore, vault_io
 from mcp_memory_markdown.notes import render_note
 from mcp_memory_testing import HashEmbedder, SimilarityRanker
 
@@ -134,10 +135,26 @@ def run_with_edit(
         engine.close()
 
 
+@pytest.fixture(params=["openat", "paths", "no hard links"])
+def file_system(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """How the vault's folders are reached: relative to folder descriptors (Linux, macOS), by
+    checked paths (Windows has no descriptors of folders), or on a file system without hard links
+    (FAT, some network shares: an exclusive create and a copy)."""
+    if request.param == "paths":
+        monkeypatch.setattr(vault_io, "_AT", False)
+    elif request.param == "no hard links":
+
+        def no_link(*args: Any, **kwargs: Any) -> None:
+            raise OSError(errno.EPERM, "Operation not permitted")
+
+        monkeypatch.setattr(os, "link", no_link)
+    return str(request.param)
+
+
 @pytest.mark.parametrize("how", ["in place", "editor", "open file"])
 @pytest.mark.parametrize("operation", ["pin", "update", "delete"])
 def test_a_hand_edit_at_any_step_of_a_write_is_never_lost(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, operation: str, how: str
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, operation: str, how: str, file_system: str
 ) -> None:
     """The edit lands at each file-system step of the store's write in turn (before its first
     rename, between each pair, before its last unlink): whatever the step, the person's bytes are
@@ -289,11 +306,9 @@ def test_a_note_past_the_limits_is_reported_never_read_whole(engine) -> None:  #
         reads.append(len(data))
         return data
 
-    os.read = counting_read  # type: ignore[assignment]
-    try:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "read", counting_read)
         assert engine.count() == 1
-    finally:
-        os.read = real_read  # type: ignore[assignment]
     reported = problems_of(store)
     assert "8,500,000 bytes" in reported["Concepts/huge.md"]
     assert "MCP_MEMORY_MAX_CONTENT_BYTES" in reported["Concepts/long text.md"]
@@ -372,8 +387,16 @@ def test_a_read_only_vault_without_an_index_says_what_to_do(
 # -- links inside the vault ---------------------------------------------------------------------------
 
 
+@pytest.fixture(params=["openat", "paths"])
+def reach(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Folders reached through folder descriptors (Linux, macOS) or through checked paths (Windows)."""
+    if request.param == "paths":
+        monkeypatch.setattr(vault_io, "_AT", False)
+    return str(request.param)
+
+
 @pytest.fixture
-def outside(tmp_path: Path) -> Path:
+def outside(tmp_path: Path, reach: str) -> Path:
     folder = tmp_path / "outside"
     folder.mkdir()
     (folder / "secret.md").write_text("The outside secret is swordfish", encoding="utf-8")
@@ -440,8 +463,10 @@ def test_a_linked_hidden_folder_is_refused(tmp_path: Path, outside: Path) -> Non
     vault = tmp_path / "vault"
     vault.mkdir()
     (vault / ".mcp-memory").symlink_to(outside, target_is_directory=True)
+    (outside / "index-0123456789ab.db").write_bytes(b"another program's file")
     before = snapshot(outside)
     store = MarkdownStore(vault, namespace="proj", owner="local", watch=False)
+    assert store.index_files() == []  # `doctor` and `reindex` do not look through the link either
     with pytest.raises(StorageError, match=r"\.mcp-memory is a symbolic link"):
         store.open("model", 8)
     assert snapshot(outside) == before

@@ -158,9 +158,11 @@ class MarkdownStore:
         return found[-1] if found else None
 
     def index_files(self) -> builtins.list[Path]:
-        """Every model's index file in the vault's hidden folder."""
+        """Every model's index file in the vault's hidden folder (none through a link)."""
         folder = self._vault / CACHE_DIR
-        return sorted(folder.glob(INDEX_GLOB)) if folder.is_dir() else []
+        if folder.is_symlink() or not folder.is_dir():
+            return []
+        return sorted(path for path in folder.glob(INDEX_GLOB) if not path.is_symlink())
 
     # -- description -----------------------------------------------------------------------------
     @property
