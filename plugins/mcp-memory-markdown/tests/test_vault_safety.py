@@ -185,6 +185,60 @@ def test_an_edit_between_the_check_and_the_replace_refuses_the_write(
     assert b"pinned: false" in note.read_bytes()
 
 
+def test_a_late_write_through_an_open_file_is_kept_as_a_conflict_copy(
+    monkeypatch: pytest.MonkeyPatch, engine
+) -> None:  # type: ignore[no-untyped-def]
+    """An editor opened the note before the server moved it aside and writes just before the
+    server deletes the moved-aside file: the server's write stands, the person's bytes become a
+    visible conflict copy, and the log says so."""
+    engine, store = engine
+    memory = engine.store_memory("The office closes at six").memory
+    note = store.path_of(memory.id)
+    assert note is not None
+    handle = open(note, "r+b")  # noqa: SIM115
+    real_unlink = vault_io.Folder.unlink
+
+    def late_write(folder: vault_io.Folder, name: str) -> None:
+        if name.startswith(".mcp-memory-aside-"):
+            handle.seek(0, os.SEEK_END)
+            handle.write(b"\nWritten late by hand\n")
+            handle.flush()
+        real_unlink(folder, name)
+
+    monkeypatch.setattr(vault_io.Folder, "unlink", late_write)
+    with handle:
+        assert engine.pin_memory(memory.id).pinned
+    assert b"pinned: true" in note.read_bytes()
+    copy = note.with_name("The office closes at six (conflict copy).md")
+    assert copy.read_bytes().endswith(b"Written late by hand\n") and b"pinned: false" in copy.read_bytes()
+    assert hidden_leftovers(store.vault) == []
+
+
+def test_an_editor_saving_while_the_note_is_aside_keeps_its_save(
+    monkeypatch: pytest.MonkeyPatch, engine
+) -> None:  # type: ignore[no-untyped-def]
+    """An editor saves the note (a new file at its path) after the server moved it aside and before
+    it places the new version: the save stays, the write is refused and says what it kept."""
+    engine, store = engine
+    memory = engine.store_memory("Standup is at nine").memory
+    note = store.path_of(memory.id)
+    assert note is not None
+    real_place = vault_io.Folder.place
+
+    def editor_saves_first(folder: vault_io.Folder, source: str, target: str) -> None:
+        if target == note.name and source.startswith(".mcp-memory-tmp-"):
+            note.write_bytes(b"Standup moved to ten, says the person\n")
+        real_place(folder, source, target)
+
+    monkeypatch.setattr(vault_io.Folder, "place", editor_saves_first)
+    with pytest.raises(EditConflictError, match=r"was created outside mcp-memory.*conflict copy") as raised:
+        store.update_fields(memory.id, {"pinned": True})  # the store asked directly: no catch-up first
+    assert note.read_bytes() == b"Standup moved to ten, says the person\n"
+    copy = note.with_name("Standup is at nine (conflict copy).md")
+    assert copy.name in str(raised.value) and b"pinned: false" in copy.read_bytes()
+    assert hidden_leftovers(store.vault) == []
+
+
 EDITOR = textwrap.dedent(
     """
     import os, sys

@@ -78,6 +78,11 @@ def take(vault: Path, relative: str, expect: Stamp, sha256: str) -> Taken:
     docstring). Raises Conflict (nothing changed but a conflict copy) when it is not."""
     folder_path, name = split(relative)
     with open_folder(vault, folder_path) as folder:
+        st = folder.lstat(name)
+        if st is None:
+            raise Conflict(relative, "was removed")
+        if not stat.S_ISREG(st.st_mode):  # a folder, a link, a FIFO: not the note that was indexed
+            raise Conflict(relative, "was edited")
         aside = _aside_name(name)
         try:
             folder.rename(name, aside)
@@ -85,7 +90,7 @@ def take(vault: Path, relative: str, expect: Stamp, sha256: str) -> Taken:
             raise Conflict(relative, "was removed") from None
         try:
             fd = folder.open_read(aside)
-        except Exception:  # a link or a FIFO swapped in: it goes back, as it was
+        except Exception:  # swapped for something else since the lstat: it goes back, as it was
             _put_back(folder, aside, name)
             raise
         try:
@@ -154,25 +159,23 @@ def recover(vault: Path) -> list[str]:
         relative = pending.pop()
         try:
             with open_folder(vault, relative) as folder:
-                for entry in folder.names():
-                    said.extend(_recover_entry(folder, entry, pending))
+                for entry, is_folder in folder.entries():
+                    if is_folder and not entry.startswith("."):
+                        pending.append(folder.child(entry))
+                    elif entry.startswith((TEMP_PREFIX, ASIDE_PREFIX)):
+                        said.extend(_recover_entry(folder, entry))
         except (OSError, LinkInVault):  # a linked folder is reported by the scan
             continue
     return said
 
 
-def _recover_entry(folder: Folder, entry: str, pending: list[str]) -> list[str]:
+def _recover_entry(folder: Folder, entry: str) -> list[str]:
     st = folder.lstat(entry)
     if st is None or is_link(st):
         return []
-    if stat.S_ISDIR(st.st_mode):
-        if not entry.startswith("."):
-            pending.append(folder.child(entry))
-        return []
     if entry.startswith(TEMP_PREFIX):
-        folder.unlink_quietly(entry)
-        return []
-    if not entry.startswith(ASIDE_PREFIX):
+        if not stat.S_ISDIR(st.st_mode):
+            folder.unlink_quietly(entry)
         return []
     original = _original_name(entry)
     if original is None:
@@ -199,6 +202,10 @@ def _put_back(folder: Folder, aside: str, name: str) -> str | None:
         folder.place(aside, name)
     except FileExistsError:
         return _rename_to_copy(folder, aside, name.removesuffix(".md"))
+    except OSError:  # not a file that can be linked or copied (a folder swapped in): rename it back
+        if folder.lstat(name) is not None:
+            return _rename_to_copy(folder, aside, name.removesuffix(".md"))
+        folder.rename(aside, name)
     folder.sync()
     return None
 

@@ -497,36 +497,32 @@ class MarkdownStore:
             if now != op.expect:
                 what = "was created" if op.expect is None else "was removed" if now is None else "was edited"
                 raise self._conflict(Conflict(op.path, what))
-        order: builtins.list[_Op] = sorted(ops, key=lambda op: (op.data is None, op.expect is not None))
         taken: builtins.list[Taken] = []
         placed: builtins.list[Indexed] = []
-        written: builtins.list[Indexed] = []
         current = ""
         try:
-            for op in order:
+            for op in sorted(ops, key=lambda op: (op.data is None, op.expect is not None)):
                 current = op.path
                 if op.expect is not None:
                     taken.append(take(self._vault, op.path, op.expect, op.sha256))
                 if op.data is not None:
                     stamp = place(self._vault, op.path, op.data)
-                    row = Indexed(op.path, op.memory_id, stamp, content_hash(op.data), op.heading)
-                    placed.append(row)
-                    if op.recorded:
-                        written.append(row)
-        except Conflict as exc:
-            self._undo(placed, taken)
-            raise self._conflict(exc) from None
-        except LinkInVault as exc:
-            self._undo(placed, taken)
-            raise self._linked(exc) from None
-        except OSError as exc:  # Windows: a note open in a program that does not share it
-            self._undo(placed, taken)
-            raise StorageError(
-                f"{current} could not be written ({exc.strerror or exc}); nothing was written."
-            ) from None
+                    placed.append(Indexed(op.path, op.memory_id, stamp, content_hash(op.data), op.heading))
+        except (Conflict, LinkInVault, OSError) as exc:
+            copies = self._undo(placed, taken)
+            raise self._refusal(exc, current, copies) from None
         except BaseException:
             self._undo(placed, taken)
             raise
+        self._discard(taken)
+        # A note whose title row changed is left unrecorded: the next refresh embeds it with its title.
+        unrecorded = {op.path for op in ops if not op.recorded}
+        written = [row for row in placed if row.path not in unrecorded]
+        self._files.drop({op.path for op in ops} - {row.path for row in written})
+        self._files.put(written)
+
+    def _discard(self, taken: Sequence[Taken]) -> None:
+        """Delete the moved-aside versions (a late edit found in one is kept as a conflict copy)."""
         for moved in taken:
             try:
                 kept = discard(self._vault, moved)
@@ -537,17 +533,26 @@ class MarkdownStore:
                 log.warning(
                     "%s was edited while mcp-memory wrote it: that edit is kept as %s.", moved.path, kept
                 )
-        # A note whose title row changed is left unrecorded: the next refresh embeds it with its title.
-        self._files.drop({op.path for op in ops} - {row.path for row in written})
-        self._files.put(written)
 
-    def _undo(self, placed: Sequence[Indexed], taken: Sequence[Taken]) -> None:
+    def _refusal(self, exc: Exception, path: str, copies: builtins.list[str]) -> StorageError:
+        """One sentence for a write refused and undone."""
+        if isinstance(exc, Conflict):
+            return self._conflict(exc, ([exc.kept] if exc.kept else []) + copies)
+        if isinstance(exc, LinkInVault):
+            return self._linked(exc)
+        error = exc if isinstance(exc, OSError) else None  # Windows: a note held open, not shared
+        reason = (error.strerror if error is not None else None) or str(exc)
+        return StorageError(f"{path} could not be written ({reason}); nothing was written.")
+
+    def _undo(self, placed: Sequence[Indexed], taken: Sequence[Taken]) -> builtins.list[str]:
         """Take back the files placed (unless edited since: they stay), then put back what was moved
-        aside (as a conflict copy when its path is taken). The files are the truth: the next refresh
-        reads what is there."""
+        aside (as a conflict copy when its path is taken: the copies made are returned). The files
+        are the truth: the next refresh reads what is there."""
+        copies: builtins.list[str] = []
         for row in reversed(placed):
             try:
-                withdraw(self._vault, row.path, row.stamp, row.sha256)
+                late = withdraw(self._vault, row.path, row.stamp, row.sha256)
+                copies += [late] if late else []
             except Conflict:
                 log.warning("%s was edited right after mcp-memory wrote it: it stays as edited.", row.path)
             except (OSError, LinkInVault) as exc:
@@ -559,9 +564,11 @@ class MarkdownStore:
                 log.error("Could not put %s back: %s", moved.path, exc)
                 continue
             if kept is not None:
+                copies.append(kept)
                 log.warning(
                     "%s was recreated meanwhile; the version mcp-memory had is kept as %s.", moved.path, kept
                 )
+        return copies
 
     def _stamp(self, relative: str) -> Stamp | None:
         """The stamp of a file of the vault to write (a link refused: one sentence naming it)."""
@@ -584,8 +591,8 @@ class MarkdownStore:
         )
 
     @staticmethod
-    def _conflict(exc: Conflict) -> EditConflictError:
-        kept = f" (the other version is kept as {exc.kept})" if exc.kept else ""
+    def _conflict(exc: Conflict, copies: Sequence[str] = ()) -> EditConflictError:
+        kept = f" (also kept, as a conflict copy: {', '.join(copies)})" if copies else ""
         return EditConflictError(
             f"{exc.path} {exc.what} outside mcp-memory since it was indexed; nothing was written{kept}. "
             "Try again: the next call reads the change first."

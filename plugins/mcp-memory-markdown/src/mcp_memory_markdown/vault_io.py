@@ -197,9 +197,12 @@ class Folder:
             self.unlink(name)
 
     def names(self) -> list[str]:
-        if self._fd is not None:
-            return os.listdir(self._fd)
-        return os.listdir(self.path)
+        return [name for name, _ in self.entries()]
+
+    def entries(self) -> list[tuple[str, bool]]:
+        """Each entry's name, and whether it is a folder (a link to one is not)."""
+        with os.scandir(self._fd if self._fd is not None else self.path) as found:
+            return [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in found]
 
     def sync(self) -> None:
         """fsync the folder so a rename or unlink in it survives a crash (a no-op where it cannot)."""
