@@ -174,6 +174,20 @@ def test_a_hand_edit_at_any_step_of_a_write_is_never_lost(
     assert steps >= 2  # the write made several steps, and an edit landed at each
 
 
+def test_the_index_records_the_file_it_wrote(tmp_path: Path, file_system: str) -> None:
+    """Whatever the file system, the stamp recorded is the written file's: a second write straight
+    after the first (no catch-up in between) is not mistaken for a hand edit."""
+    engine, store = make_engine(tmp_path / "vault", watch=False)
+    try:
+        memory = engine.store_memory("Two writes in a row").memory
+        store.update_fields(memory.id, {"pinned": True})
+        store.update_fields(memory.id, {"pinned": False})
+        note = store.path_of(memory.id)
+        assert note is not None and b"pinned: false" in note.read_bytes()
+    finally:
+        engine.close()
+
+
 def test_an_edit_between_the_check_and_the_replace_refuses_the_write(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -108,13 +108,13 @@ def place(vault: Path, relative: str, data: bytes) -> Stamp:
     with open_folder(vault, folder_path, create=True) as folder:
         temp, stamp = folder.write_temp(data)
         try:
-            folder.place(temp, name)
+            copied = folder.place(temp, name)
         except FileExistsError:
             raise Conflict(relative, "was created") from None
         finally:
             folder.unlink_quietly(temp)
         folder.sync()
-        return stamp
+        return copied or stamp
 
 
 def discard(vault: Path, taken: Taken) -> str | None:

@@ -151,11 +151,12 @@ class Folder:
         """Rename within this folder (replaces ``target`` on POSIX: only for fresh hidden names)."""
         os.rename(self._at(source), self._at(target), src_dir_fd=self._fd, dst_dir_fd=self._fd)
 
-    def place(self, source: str, target: str) -> None:
+    def place(self, source: str, target: str) -> Stamp | None:
         """Give ``source``'s file the name ``target`` without ever replacing a file there
         (FileExistsError); ``source``'s name is gone afterwards. A hard link is atomic and never
         replaces; where the file system has none, Windows' rename never replaces either, and POSIX
-        falls back to an exclusive create and a copy."""
+        falls back to an exclusive create and a copy (whose stamp is returned: another file's)."""
+        copied: Stamp | None = None
         try:
             os.link(self._at(source), self._at(target), src_dir_fd=self._fd, dst_dir_fd=self._fd)
         except FileExistsError:
@@ -165,11 +166,12 @@ class Folder:
                 raise
             if os.name == "nt":
                 os.rename(self._at(source), self._at(target))
-                return
-            self._copy_exclusive(source, target)
+                return None
+            copied = self._copy_exclusive(source, target)
         os.unlink(self._at(source), dir_fd=self._fd)
+        return copied
 
-    def _copy_exclusive(self, source: str, target: str) -> None:
+    def _copy_exclusive(self, source: str, target: str) -> Stamp:
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_BINARY
         fd_in = self.open_read(source)
         try:
@@ -180,6 +182,7 @@ class Folder:
                     while view:
                         view = view[os.write(fd_out, view) :]
                 os.fsync(fd_out)
+                return stamp_from(os.fstat(fd_out))
             finally:
                 os.close(fd_out)
         finally:
