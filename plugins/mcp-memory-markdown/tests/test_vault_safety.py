@@ -540,6 +540,16 @@ def test_a_linked_hidden_folder_is_refused(tmp_path: Path, outside: Path) -> Non
     assert snapshot(outside) == before
 
 
+def test_the_index_folder_is_private(tmp_path: Path, reach: str) -> None:
+    engine, store = make_engine(tmp_path / "vault", watch=False)
+    try:
+        engine.store_memory("Only the owner reads the index")
+        assert (store.vault / ".mcp-memory").stat().st_mode & 0o777 == 0o700
+        assert store.index_path.stat().st_mode & 0o777 == 0o600
+    finally:
+        engine.close()
+
+
 def test_the_vault_itself_may_be_a_link(tmp_path: Path) -> None:
     real = tmp_path / "real"
     real.mkdir()

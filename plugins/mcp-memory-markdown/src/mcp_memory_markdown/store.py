@@ -234,7 +234,8 @@ class MarkdownStore:
         """The hidden folder, with no link in it where the index's files go (SQLite would follow
         one out of the vault); created if missing, or one sentence saying why it cannot be."""
         try:
-            with open_folder(self._vault, CACHE_DIR, create=True) as folder:
+            # the index holds every memory's text: the folder is its owner's only, like the database's
+            with open_folder(self._vault, CACHE_DIR, create=True, mode=0o700) as folder:
                 names = [index, f"{index}-wal", f"{index}-shm", "ids.json", ".gitignore"]
                 linked = next((n for n in names if (st := folder.stamp(n)) is not None and st.link), None)
         except LinkInVault as exc:

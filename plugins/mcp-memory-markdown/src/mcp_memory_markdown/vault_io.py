@@ -217,18 +217,19 @@ class Folder:
 
 
 @contextlib.contextmanager
-def open_folder(vault: Path, relative: str, *, create: bool = False) -> Iterator[Folder]:
-    """The folder ``relative`` (posix, '' = the vault) of ``vault``, created if ``create``.
-    LinkInVault names the first component that is a link; FileNotFoundError if it is missing."""
+def open_folder(vault: Path, relative: str, *, create: bool = False, mode: int = 0o777) -> Iterator[Folder]:
+    """The folder ``relative`` (posix, '' = the vault) of ``vault``, created if ``create`` (with
+    ``mode``, less the umask). LinkInVault names the first component that is a link;
+    FileNotFoundError if it is missing."""
     parts = [part for part in relative.split("/") if part]
     if not _AT:
-        _check_components(vault, parts, create)
+        _check_components(vault, parts, create, mode)
         yield Folder(vault.joinpath(*parts), "/".join(parts), None)
         return
     fd = os.open(vault, os.O_RDONLY | O_DIRECTORY)
     try:
         for depth, part in enumerate(parts, start=1):
-            child = _open_child(fd, part, "/".join(parts[:depth]), create)
+            child = _open_child(fd, part, "/".join(parts[:depth]), create, mode)
             os.close(fd)
             fd = child
         yield Folder(vault.joinpath(*parts), "/".join(parts), fd)
@@ -236,7 +237,7 @@ def open_folder(vault: Path, relative: str, *, create: bool = False) -> Iterator
         os.close(fd)
 
 
-def _open_child(fd: int, name: str, relative: str, create: bool) -> int:
+def _open_child(fd: int, name: str, relative: str, create: bool, mode: int) -> int:
     flags = os.O_RDONLY | O_DIRECTORY | O_NOFOLLOW
     try:
         return os.open(name, flags, dir_fd=fd)
@@ -244,8 +245,8 @@ def _open_child(fd: int, name: str, relative: str, create: bool) -> int:
         if not create:
             raise
         with contextlib.suppress(FileExistsError):
-            os.mkdir(name, 0o777, dir_fd=fd)
-        return _open_child(fd, name, relative, False)
+            os.mkdir(name, mode, dir_fd=fd)
+        return _open_child(fd, name, relative, False, mode)
     except OSError:
         with contextlib.suppress(OSError):
             if is_link(os.stat(name, dir_fd=fd, follow_symlinks=False)):
@@ -253,7 +254,7 @@ def _open_child(fd: int, name: str, relative: str, create: bool) -> int:
         raise
 
 
-def _check_components(vault: Path, parts: list[str], create: bool) -> None:
+def _check_components(vault: Path, parts: list[str], create: bool, mode: int) -> None:
     for depth in range(1, len(parts) + 1):
         path = vault.joinpath(*parts[:depth])
         try:
@@ -262,7 +263,7 @@ def _check_components(vault: Path, parts: list[str], create: bool) -> None:
             if not create:
                 raise
             with contextlib.suppress(FileExistsError):
-                os.mkdir(path)
+                os.mkdir(path, mode)
             st = os.lstat(path)
         if is_link(st):
             raise LinkInVault("/".join(parts[:depth]))
