@@ -20,6 +20,7 @@ from mcp_memory_core.models import Memory
 from mcp_memory_core.validation import Limits
 from mcp_memory_markdown import MarkdownStore, vault_io
 from mcp_memory_markdown.notes import render_note
+from mcp_memory_markdown.store import RefreshReport
 from mcp_memory_testing import HashEmbedder, SimilarityRanker
 
 FS_CALLS = ("rename", "replace", "link", "unlink")
@@ -251,6 +252,37 @@ def test_an_editor_saving_while_the_note_is_aside_keeps_its_save(
     copy = note.with_name("Standup is at nine (conflict copy).md")
     assert copy.name in str(raised.value) and b"pinned: false" in copy.read_bytes()
     assert hidden_leftovers(store.vault) == []
+
+
+def test_another_server_scanning_while_a_note_is_aside_keeps_its_memory(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A second server sharing the vault looks at it while the first has a note moved aside: it
+    sees the note missing, but by the time it may write (the first's commit) the note is back, so
+    the memory stays in the shared index."""
+    engine, store = make_engine(tmp_path / "vault", watch=False)
+    other_engine, other = make_engine(tmp_path / "vault", watch=False)
+    try:
+        memory = engine.store_memory("The shared vault keeps this note").memory
+        note = store.path_of(memory.id)
+        assert note is not None and other_engine.count() == 1
+        seen: list[Any] = []
+        real_place = vault_io.Folder.place
+
+        def other_scans_first(folder: vault_io.Folder, source: str, target: str) -> Any:
+            if target == note.name and not seen:
+                seen.append(other._changed(None))  # the note is aside: missing to this scan
+            return real_place(folder, source, target)
+
+        monkeypatch.setattr(vault_io.Folder, "place", other_scans_first)
+        engine.pin_memory(memory.id)
+        candidates, gone, known = seen[0]
+        assert [row.memory_id for path, row in known.items() if path in gone] == [memory.id]
+        other._catch_up(candidates, gone, known, other_engine._embed, None, RefreshReport())
+        assert other.get([memory.id])  # still indexed: the note is back
+    finally:
+        other_engine.close()
+        engine.close()
 
 
 EDITOR = textwrap.dedent(

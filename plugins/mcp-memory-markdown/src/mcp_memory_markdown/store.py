@@ -692,6 +692,10 @@ class MarkdownStore:
         }
         return candidates, gone, known
 
+    def _is_back(self, path: str) -> bool:
+        stamp = stamp_in(self._vault, path)
+        return stamp is not None and not stamp.link
+
     def _is_memory_file(self, path: str) -> bool:
         """A note, or a conversation transcript in the threads folder."""
         return is_note(path) or (
@@ -710,6 +714,7 @@ class MarkdownStore:
     ) -> None:
         notes: dict[str, tuple[Note, Indexed]] = {}
         touch: list[Indexed] = []
+        missing = set(gone)
         gone = builtins.list(gone)
         for path, stamp in sorted(candidates.items()):
             raw = self._read(path, stamp, report)
@@ -744,6 +749,9 @@ class MarkdownStore:
         claimed = {note.memory.id for note, _ in notes.values()}
         if gone or touch or moved:
             with self._index.transaction():
+                # Another process's write moves a note aside for a moment (note_writes): a file
+                # that is back by now is not gone (the next refresh reads its new version).
+                gone = [path for path in gone if path not in missing or not self._is_back(file_of(path))]
                 self._ids.record(moved, gone)
                 rows = self._files.by_paths(gone)
                 vanished = [rows[p].memory_id for p in gone if p in rows]
