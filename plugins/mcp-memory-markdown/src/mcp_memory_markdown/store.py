@@ -693,6 +693,9 @@ class MarkdownStore:
         return candidates, gone, known
 
     def _is_back(self, path: str) -> bool:
+        """Whether a file found missing is a note or transcript of the vault again."""
+        if not self._is_memory_file(path) or self._config.excluded(path):
+            return False
         stamp = stamp_in(self._vault, path)
         return stamp is not None and not stamp.link
 
