@@ -122,6 +122,21 @@ async def test_the_vault_through_a_real_client(tmp_path: Path) -> None:
         )
         assert "transcripts are read-only" in error_text(refused) and "Traceback" not in error_text(refused)
 
+        # a note linked to a file outside the vault and an alias bomb: reported, never read or
+        # expanded (the server answers the next search at once)
+        outside = tmp_path / "outside.md"
+        outside.write_text("The outside secret is swordfish\n", encoding="utf-8")
+        (people / "Secret.md").symlink_to(outside)
+        bomb = "".join(
+            f"{n}: &{n} [{','.join([f'*{p}'] * 9) if p else ','.join(['lol'] * 9)}]\n"
+            for n, p in zip("abcdefgh", ["", *"abcdefg"], strict=True)
+        )
+        (people / "Bomb.md").write_text(f"---\n{bomb}---\nlol\n", encoding="utf-8")
+        assert all("swordfish" not in hit["content"] for hit in await search(session, "swordfish secret"))
+        assert all(hit["content"] != "lol" for hit in await search(session, "lol", limit=10))
+        (people / "Secret.md").unlink()
+        (people / "Bomb.md").unlink()
+
         # delete a file -> gone from search and from get
         subprocess.run(["rm", str(backups)], check=True)
         assert all("backups" not in hit["content"].lower() for hit in await search(session, QUERIES[3]))

@@ -329,7 +329,7 @@ def test_malformed_notes_are_reported_and_never_rewritten(vault) -> None:  # typ
         "Concepts/open.md": b"---\nid: x\nno end\n",
         "Concepts/binary.md": b"\x00\x01\x02junk",
         "Concepts/latin1.md": "caf\xe9".encode("latin-1"),
-        "Concepts/bad type.md": b"---\nid: abc\ntype: feelings\n---\nbody\n",
+        "Concepts/bad type.md": b"---\nid: 0b6f4a38-9a0e-4f43-8d3c-2f6f0e4d5a11\ntype: feelings\n---\nbody\n",
         "Concepts/empty.md": b"",
     }
     for name, data in bad.items():
@@ -344,7 +344,9 @@ def test_malformed_notes_are_reported_and_never_rewritten(vault) -> None:  # typ
     assert "'type'" in reported["Concepts/bad type.md"]
     for name, data in bad.items():
         assert (store.vault / name).read_bytes() == data
-    (store.vault / "Concepts/bad yaml.md").write_bytes(b"---\nid: fixed-1\n---\nNow it reads fine\n")
+    (store.vault / "Concepts/bad yaml.md").write_bytes(
+        b"---\nid: 7c1e2d3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f\n---\nNow it reads fine\n"
+    )
     assert engine.count() == 2 and "Concepts/bad yaml.md" not in {p.path for p in store.problems()}
 
 

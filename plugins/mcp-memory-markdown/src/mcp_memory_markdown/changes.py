@@ -68,6 +68,7 @@ class ChangeWatch:
             | flags.DELETE_SELF
             | flags.MOVE_SELF
             | flags.ONLYDIR
+            | flags.DONT_FOLLOW  # a folder swapped for a link is not watched through it
         )
 
     def _watch_tree(self, relative: str) -> None:

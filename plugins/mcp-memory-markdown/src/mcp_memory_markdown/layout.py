@@ -30,10 +30,15 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from mcp_memory_core.errors import PluginError
+from mcp_memory_core.errors import InvalidInputError, PluginError
 from mcp_memory_core.models import MemoryType
+from mcp_memory_core.validation import validate_namespace
+
+from .notes import load_yaml
+from .vault_io import LinkInVault, NotRegular, TooLarge, create_file, read_file
 
 CONFIG_NAME = ".mcp-memory.yaml"
+CONFIG_BYTES = 65_536  # a settings file is a few lines
 CACHE_DIR = ".mcp-memory"
 INDEX_GLOB = "index-*.db"
 NAME_WORDS = 8
@@ -70,6 +75,14 @@ class VaultConfig(BaseModel):
     @classmethod
     def _folder(cls, value: str) -> str:
         return _relative_folder(value)
+
+    @field_validator("namespace")
+    @classmethod
+    def _namespace(cls, value: str | None) -> str | None:
+        try:
+            return None if value is None else validate_namespace(value)
+        except InvalidInputError as exc:
+            raise ValueError(str(exc).rstrip(".")) from None
 
     @field_validator("exclude", mode="before")
     @classmethod
@@ -120,15 +133,24 @@ def load_config(vault: Path) -> VaultConfig:
     is a PluginError naming the file and the key."""
     path = vault / CONFIG_NAME
     try:
-        text = path.read_text(encoding="utf-8")
+        raw, _ = read_file(vault, CONFIG_NAME, CONFIG_BYTES)
+        text = raw.decode("utf-8")
     except FileNotFoundError:
         return VaultConfig()
+    except LinkInVault:
+        raise PluginError(
+            f"{path} is a symbolic link: mcp-memory follows no link inside the vault."
+        ) from None
+    except (TooLarge, NotRegular, UnicodeDecodeError):
+        raise PluginError(f"{path} is not a settings file (at most 64 KB of UTF-8 text).") from None
     except OSError as exc:
         raise PluginError(f"Cannot read {path}: {exc.strerror or exc}.") from None
     try:
-        data = yaml.safe_load(text) or {}
+        data = load_yaml(text, str(path)) or {}
     except yaml.YAMLError as exc:
         raise PluginError(f"{path} is not valid YAML: {getattr(exc, 'problem', exc)}.") from None
+    except ValueError as exc:  # notes.MalformedNote: an alias bomb
+        raise PluginError(f"{exc}.") from None
     if not isinstance(data, dict):
         raise PluginError(f"{path} must hold key: value settings.")
     data.pop("vault", None)  # where the vault is: read by find_vault, not a setting of the vault
@@ -165,9 +187,6 @@ def vault_of_config(config: Path) -> Path:
 
 def write_config(vault: Path, namespace: str | None) -> bool:
     """Create ``.mcp-memory.yaml`` with the default folders (and ``namespace``). False if one exists."""
-    path = vault / CONFIG_NAME
-    if path.exists():
-        return False
     defaults = VaultConfig()
     lines = [
         "# mcp-memory vault settings (see the mcp-memory-markdown README). Every key is optional.",
@@ -175,8 +194,7 @@ def write_config(vault: Path, namespace: str | None) -> bool:
         *(f"{key}: {getattr(defaults, key)}" for key in VaultConfig.model_fields if key.endswith("_dir")),
         "exclude: []",
     ]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return True
+    return create_file(vault, CONFIG_NAME, ("\n".join(lines) + "\n").encode("utf-8"))
 
 
 def index_name(model_id: str, dimensions: int) -> str:

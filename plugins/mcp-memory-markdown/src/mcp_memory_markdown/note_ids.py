@@ -21,19 +21,23 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from .notes import note_id
-from .vault_files import Stamp, stamp_of, write_atomic
+from .vault_files import Stamp, stamp_of
+from .vault_io import LinkInVault, NotRegular, TooLarge, create_file, read_file, write_atomic
 
 log = logging.getLogger(__name__)
 
 SIDECAR_NAME = "ids.json"
+SIDECAR_BYTES = 16 * 1024 * 1024  # a bigger ids.json is ignored (about 150k renamed notes)
 GITIGNORE = "# mcp-memory: the index is derived from the notes; ids.json is not (keep it with them)\n*\n!.gitignore\n!ids.json\n"
 
 
 class NoteIds:
     """Which id a hand-written note at a path has."""
 
-    def __init__(self, folder: Path) -> None:
-        self._path = folder / SIDECAR_NAME
+    def __init__(self, vault: Path, folder: str) -> None:
+        self._vault = vault
+        self._relative = f"{folder}/{SIDECAR_NAME}"
+        self._path = vault / self._relative
         self._ids: dict[str, str] = {}
         self._stamp: Stamp | None = None
         self._loaded = False
@@ -66,8 +70,7 @@ class NoteIds:
         if ids == self._ids:
             return
         data = json.dumps(dict(sorted(ids.items())), indent=1, ensure_ascii=False) + "\n"
-        self._path.parent.mkdir(parents=True, exist_ok=True)
-        self._stamp = write_atomic(self._path, data.encode("utf-8"))
+        self._stamp = write_atomic(self._vault, self._relative, data.encode("utf-8"))
         self._ids = ids
 
     def _reload(self, *, force: bool = False) -> None:
@@ -79,21 +82,19 @@ class NoteIds:
             self._ids = {}
             return
         try:
-            data = json.loads(self._path.read_text(encoding="utf-8"))
+            raw, _ = read_file(self._vault, self._relative, SIDECAR_BYTES)
+            data = json.loads(raw.decode("utf-8"))
             if not isinstance(data, dict):
                 raise ValueError("not an object")
             self._ids = {str(path): str(memory_id) for path, memory_id in data.items()}
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, LinkInVault, TooLarge, NotRegular) as exc:
             log.warning(
                 "Ignoring %s (%s): renamed hand-written notes get the ids of their paths.", self._path, exc
             )
             self._ids = {}
 
 
-def write_gitignore(folder: Path) -> None:
+def write_gitignore(vault: Path, folder: str) -> None:
     """The hidden folder's ``.gitignore``: git keeps ``ids.json``, never the index."""
-    path = folder / ".gitignore"
-    if not path.exists():
-        with contextlib.suppress(OSError):
-            folder.mkdir(parents=True, exist_ok=True)
-            path.write_text(GITIGNORE, encoding="utf-8")
+    with contextlib.suppress(OSError, LinkInVault):
+        create_file(vault, f"{folder}/.gitignore", GITIGNORE.encode("utf-8"))

@@ -47,7 +47,18 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from mcp_memory_core.errors import InvalidInputError
 from mcp_memory_core.models import Memory
+from mcp_memory_core.scope import validate_principal
+from mcp_memory_core.validation import (
+    DEFAULT_LIMITS,
+    Limits,
+    validate_content,
+    validate_id,
+    validate_metadata,
+    validate_namespace,
+    validate_thread,
+)
 
 # Hand-written notes' ids: uuid5(this namespace, the note's path in the vault, with '/').
 NOTE_ID_NAMESPACE = uuid.UUID("6f1d2a4e-8c1b-5b7e-9a57-3c0f5d9b2e11")
@@ -70,6 +81,19 @@ FIELD_KEYS = {
 }
 RESERVED = frozenset({*FIELD_KEYS, "supersedes", "metadata"})
 _DATES = ("created", "updated", "occurred", "deleted")
+FIELD_LINES_BYTES = 4096  # a note's field lines (id, type, dates …) beside its text and properties
+TRANSCRIPT_MESSAGES = 32  # a transcript file holds up to this many messages of the largest size
+
+
+def note_bytes(limits: Limits) -> int:
+    """The largest note file read: its text, its properties (as YAML, up to twice their JSON size)
+    and its field lines. A bigger file is reported, never read."""
+    return limits.content_bytes + 2 * limits.metadata_bytes + FIELD_LINES_BYTES
+
+
+def transcript_bytes(limits: Limits) -> int:
+    """The largest conversation transcript file read (1 MiB with the default content limit)."""
+    return TRANSCRIPT_MESSAGES * limits.content_bytes
 
 
 class MalformedNote(ValueError):
@@ -127,7 +151,7 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any] | None, str]:
     else:
         raise MalformedNote("its frontmatter opens with '---' but never closes")
     try:
-        data = yaml.safe_load(block) if block.strip() else {}
+        data = load_yaml(block, "its frontmatter") if block.strip() else {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 2})" if mark is not None else ""
@@ -138,6 +162,62 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any] | None, str]:
     if not isinstance(data, dict):
         raise MalformedNote("its frontmatter is not a set of key: value properties")
     return {str(key): value for key, value in data.items()}, body
+
+
+def load_yaml(text: str, what: str) -> Any:
+    """``yaml.safe_load`` that refuses what would blow up in memory: aliases (``*name``) repeating
+    more than the text itself holds (a "billion laughs" bomb), an alias inside what it names (a
+    loop), and nesting deeper than Python's recursion allows. ``what`` names the text in the
+    MalformedNote raised ("its frontmatter")."""
+    loader = _BoundedLoader(text)
+    try:
+        return loader.get_single_data()
+    except RecursionError:
+        raise MalformedNote(f"{what} is nested too deeply to read") from None
+    finally:
+        loader.dispose()
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self._budget = len(text)  # an alias may at most double what was written
+        self._sizes: dict[int, int] = {}
+        self._open: list[str | None] = []  # anchors of the collections being composed
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        event = self.peek_event()  # type: ignore[no-untyped-call]
+        if isinstance(event, yaml.AliasEvent):
+            node = self.anchors.get(event.anchor) if event.anchor is not None else None
+            if node is not None:
+                if event.anchor in self._open:
+                    raise MalformedNote(f"its YAML alias *{event.anchor} refers to itself")
+                self._budget -= _node_size(node, self._sizes)
+                if self._budget < 0:
+                    raise MalformedNote(
+                        f"its YAML aliases (*{event.anchor} …) repeat more than it holds: write the values out"
+                    )
+            return super().compose_node(parent, index)
+        self._open.append(getattr(event, "anchor", None))
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._open.pop()
+
+
+def _node_size(node: yaml.Node, sizes: dict[int, int]) -> int:
+    """Characters (and one per item) a composed node stands for, counting what aliases repeat."""
+    known = sizes.get(id(node))
+    if known is not None:
+        return known
+    if isinstance(node, yaml.SequenceNode):
+        size = 1 + sum(_node_size(item, sizes) for item in node.value)
+    elif isinstance(node, yaml.MappingNode):
+        size = 1 + sum(_node_size(key, sizes) + _node_size(value, sizes) for key, value in node.value)
+    else:
+        size = 1 + len(str(node.value))
+    sizes[id(node)] = size
+    return size
 
 
 def decode_text(raw: bytes) -> str:
@@ -159,11 +239,13 @@ def parse_note(
     namespace: str,
     owner: str,
     hand_id: str | None = None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> Note:
     """The note at ``relative_path`` (posix, inside the vault) whose bytes are ``raw``. ``namespace``
     and ``owner`` are the vault's defaults for notes that do not say; ``mtime`` dates a note that
     does not; ``hand_id`` is the id of the note if it has none (default: derived from its path).
-    Raises MalformedNote with one sentence saying what is wrong."""
+    Its text, properties, id, namespace, owner and thread are held to what the engine accepts
+    through MCP (``limits``). Raises MalformedNote with one sentence saying what is wrong."""
     frontmatter, body = split_frontmatter(decode_text(raw))
     front = frontmatter or {}
     hand_written = "id" not in front
@@ -180,6 +262,7 @@ def parse_note(
         fields["id"] = str(fields["id"])
     else:
         fields["id"] = hand_id or note_id(relative_path)
+    check_fields(fields, limits, FIELD_KEYS)
     fields.setdefault("namespace", namespace)
     fields.setdefault("owner", owner)
     fields.setdefault("created_at", fields.get("updated_at", mtime))
@@ -199,6 +282,44 @@ def parse_note(
         aliases=_aliases(front.get("aliases")),
         hand_written=hand_written,
     )
+
+
+_CHECKS = {
+    "id": validate_id,
+    "superseded_by": validate_id,
+    "namespace": validate_namespace,
+    "owner": validate_principal,
+    "thread": validate_thread,
+}
+
+
+def check_fields(fields: dict[str, Any], limits: Limits, names: Mapping[str, str]) -> None:
+    """Hold a memory's fields read from a file to what the engine's tools accept (in place: ids
+    come back in their canonical form). ``names`` maps the file's keys to fields, for the message."""
+    key_of = {field: key for key, field in names.items()}
+    try:
+        validate_content(fields["content"], limits.content_bytes)
+    except InvalidInputError as exc:
+        raise MalformedNote(f"its text is too long: {_clause(exc)}") from None
+    try:
+        validate_metadata(fields.get("metadata"), limits.metadata_bytes)
+    except InvalidInputError as exc:
+        raise MalformedNote(f"its properties are too big: {_clause(exc)}") from None
+    for field, check in _CHECKS.items():
+        value = fields.get(field)
+        if value is None:
+            continue
+        try:
+            fields[field] = check(value if isinstance(value, str) else str(value))
+        except InvalidInputError as exc:
+            raise MalformedNote(
+                f"its {key_of.get(field, field)!r} property is invalid: {_clause(exc)}"
+            ) from None
+
+
+def _clause(exc: Exception) -> str:
+    """An engine message as a clause of a note's report (no closing full stop)."""
+    return str(exc).strip().rstrip(".")
 
 
 def render_note(memory: Memory, *, supersedes: str | None = None) -> str:
@@ -297,7 +418,11 @@ def _aliases(value: Any) -> tuple[str, ...]:
 
 
 class _Dumper(yaml.SafeDumper):
-    """Datetimes as ISO 8601 with a 'T' (what Obsidian's date-time properties read), unquoted."""
+    """Datetimes as ISO 8601 with a 'T' (what Obsidian's date-time properties read), unquoted; no
+    anchors or aliases (two fields holding one object are written out twice)."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
 
 
 def _represent_datetime(dumper: yaml.SafeDumper, value: dt.datetime) -> yaml.Node:

@@ -80,6 +80,7 @@ def _make(settings: Settings) -> MarkdownStore:
         owner=settings.user,
         create=settings.create_database,
         watch=own.vault_watch,
+        limits=settings.limits(),  # notes are held to the byte limits of everything else
     )
 
 

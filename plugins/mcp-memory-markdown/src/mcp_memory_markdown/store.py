@@ -5,7 +5,8 @@ sqlite-vec store itself, in ``<vault>/.mcp-memory/index.db``, with one table of 
 (``vault_files``: each note's path, size, modification time, content hash and memory id).
 
 Writes: inside ``transaction()`` the index is written first (uncommitted, holding SQLite's write
-lock), then each changed note is written atomically, then the index commits. A crash before the
+lock), then each changed note is written by :mod:`.note_writes` (moved aside and checked, never
+written over a person's edit), then the index commits. A crash before the
 files leaves nothing; between the files and the commit, the next ``refresh`` reads the files back
 (the truth) into the index. A file is never replaced or removed when it changed on disk since the
 index read it: the write is refused (:class:`~mcp_memory_core.errors.EditConflictError`) and nothing is
@@ -38,6 +39,7 @@ from mcp_memory_core.errors import EditConflictError, PluginError, StorageError
 from mcp_memory_core.models import Memory, MemoryFilter
 from mcp_memory_core.passages import split_passages
 from mcp_memory_core.protocols import StoreCapabilities, StoreDiagnosis, Vector
+from mcp_memory_core.validation import DEFAULT_LIMITS, Limits
 from mcp_memory_sqlite_vec import SqliteVecStore
 
 from .changes import ChangeWatch
@@ -53,19 +55,22 @@ from .layout import (
     write_config,
 )
 from .note_ids import NoteIds, write_gitignore
-from .notes import MalformedNote, Note, content_hash, heading_of, parse_note, render_note, title_of
-from .threads import file_of, is_message, is_thread_file, parse_thread
-from .vault_files import (
-    FileTable,
-    Indexed,
-    Stamp,
-    is_note,
-    remove,
-    remove_stale_temporaries,
-    scan,
-    stamp_of,
-    write_atomic,
+from .note_writes import Conflict, Taken, discard, place, recover, restore, take, withdraw
+from .notes import (
+    TRANSCRIPT_MESSAGES,
+    MalformedNote,
+    Note,
+    content_hash,
+    heading_of,
+    note_bytes,
+    parse_note,
+    render_note,
+    title_of,
+    transcript_bytes,
 )
+from .threads import file_of, is_message, is_thread_file, parse_thread
+from .vault_files import FileTable, Indexed, Stamp, is_note, scan, stamp_of
+from .vault_io import LinkInVault, NotRegular, TooLarge, open_folder, read_file, stamp_in
 
 log = logging.getLogger(__name__)
 
@@ -103,9 +108,9 @@ class _Op:
     memory_id: str
     data: bytes | None
     expect: Stamp | None  # the file as the index knows it (None: it must not exist)
+    sha256: str = ""  # the bytes the index read from it
     heading: str = ""  # its title row (see notes.heading_of)
     recorded: bool = True  # False: the index's rows do not fit the note (a title row to add)
-    before: bytes | None = None  # its bytes before the change, to undo a failed flush
 
 
 class MarkdownStore:
@@ -122,8 +127,10 @@ class MarkdownStore:
         create: bool = True,
         watch: bool = True,
         index_options: Mapping[str, Any] | None = None,
+        limits: Limits = DEFAULT_LIMITS,
     ) -> None:
-        self._vault = Path(vault).expanduser().resolve()
+        self._vault = Path(vault).expanduser().resolve()  # a link the user chose, resolved once
+        self._limits = limits
         self._namespace = namespace
         self._owner = owner
         self._create = create
@@ -133,7 +140,7 @@ class MarkdownStore:
         # model, the index is the newest one there is (what ``diagnose`` looks at).
         self._index = self._new_index(self._newest_index() or self._vault / CACHE_DIR / "index.db")
         self._files = FileTable(self._index.sql)
-        self._ids = NoteIds(self._vault / CACHE_DIR)
+        self._ids = NoteIds(self._vault, CACHE_DIR)
         self._config = VaultConfig()
         self._config_stamp: Stamp | None = None
         self._reread = False  # the settings changed: read every file again at the next refresh
@@ -151,9 +158,11 @@ class MarkdownStore:
         return found[-1] if found else None
 
     def index_files(self) -> builtins.list[Path]:
-        """Every model's index file in the vault's hidden folder."""
+        """Every model's index file in the vault's hidden folder (none through a link)."""
         folder = self._vault / CACHE_DIR
-        return sorted(folder.glob(INDEX_GLOB)) if folder.is_dir() else []
+        if folder.is_symlink() or not folder.is_dir():
+            return []
+        return sorted(path for path in folder.glob(INDEX_GLOB) if not path.is_symlink())
 
     # -- description -----------------------------------------------------------------------------
     @property
@@ -200,20 +209,54 @@ class MarkdownStore:
             self._vault.mkdir(parents=True, exist_ok=True)
         self._config_stamp = stamp_of(self._vault / CONFIG_NAME)
         self._config = load_config(self._vault)
-        wanted = self._vault / CACHE_DIR / index_name(model_id, dimensions)
+        name = index_name(model_id, dimensions)
+        self._prepare_cache(name)
+        wanted = self._vault / CACHE_DIR / name
         if self.index_path != wanted:
             self._index.close()
             self._index = self._new_index(wanted)
             self._files = FileTable(self._index.sql)
             self._problems.clear()
-        self._index.open(model_id, dimensions)
-        with self._index.transaction():
+        try:
+            self._index.open(model_id, dimensions)
+        except PermissionError as exc:
+            raise self._read_only(exc) from None
+        with self._index.transaction():  # the write lock: no other process is writing notes now
             self._files.create()
-        write_gitignore(self._vault / CACHE_DIR)
-        remove_stale_temporaries(self._vault, self._config.folders)
+            for said in recover(self._vault):
+                log.warning("%s", said)
+        write_gitignore(self._vault, CACHE_DIR)
         if self._watch is None:
             skip = tuple(self._config.exclude)
             self._watch = ChangeWatch(self._vault, skip, use_inotify=self._use_watch)
+
+    def _prepare_cache(self, index: str) -> None:
+        """The hidden folder, with no link in it where the index's files go (SQLite would follow
+        one out of the vault); created if missing, or one sentence saying why it cannot be."""
+        try:
+            # the index holds every memory's text: the folder is its owner's only, like the database's
+            with open_folder(self._vault, CACHE_DIR, create=True, mode=0o700) as folder:
+                names = [index, f"{index}-wal", f"{index}-shm", "ids.json", ".gitignore"]
+                linked = next((n for n in names if (st := folder.stamp(n)) is not None and st.link), None)
+        except LinkInVault as exc:
+            linked_path = exc.path
+        except OSError as exc:
+            raise self._read_only(exc) from None
+        else:
+            if linked is None:
+                return
+            linked_path = f"{CACHE_DIR}/{linked}"
+        raise StorageError(
+            f"{self._vault / linked_path} is a symbolic link: mcp-memory follows no link inside the vault, "
+            "so it keeps its index nowhere else; replace it with a real folder or file."
+        )
+
+    def _read_only(self, exc: OSError) -> StorageError:
+        return StorageError(
+            f"mcp-memory cannot create the index of the vault {self._vault} in its {CACHE_DIR} folder "
+            f"({exc.strerror or exc}): make the folder writable, or run `mcp-memory reindex --path "
+            f"{self._vault}` as a user who can write it."
+        )
 
     def close(self) -> None:
         if self._watch is not None:
@@ -384,7 +427,7 @@ class MarkdownStore:
             row = rows.get(memory_id)
             if memory is None:
                 if row is not None:
-                    ops.append(_Op(row.path, memory_id, None, row.stamp))
+                    ops.append(_Op(row.path, memory_id, None, row.stamp, row.sha256))
                 continue
             target = self._target(memory, row, heirs.get(memory_id), planned)
             planned.add(target)
@@ -393,15 +436,15 @@ class MarkdownStore:
             # The index holds the title row of the note it last read (none for what the engine inserts).
             fits = heading == (row.heading if row is not None else "")
             if row is not None and row.path == target:
-                ops.append(_Op(target, memory_id, data, row.stamp, heading, fits))
+                ops.append(_Op(target, memory_id, data, row.stamp, row.sha256, heading, fits))
                 continue
             if memory_id in heirs:
                 old_row = rows[next(old for old, path in inherited.items() if path == target)]
-                ops.append(_Op(target, memory_id, data, old_row.stamp, heading, fits))
+                ops.append(_Op(target, memory_id, data, old_row.stamp, old_row.sha256, heading, fits))
             else:
-                ops.append(_Op(target, memory_id, data, None, heading, fits))
+                ops.append(_Op(target, memory_id, data, None, "", heading, fits))
             if row is not None and row.path not in heirs.values():
-                ops.append(_Op(row.path, memory_id, None, row.stamp))
+                ops.append(_Op(row.path, memory_id, None, row.stamp, row.sha256))
         self._apply(ops)
 
     def _successors(self, pending: Mapping[str, Memory | None]) -> dict[str, Memory]:
@@ -441,56 +484,120 @@ class MarkdownStore:
 
     def _taken(self, folder: str) -> set[str]:
         try:
-            return {f"{folder}/{name}" for name in os.listdir(self._vault / folder)}
-        except (FileNotFoundError, NotADirectoryError):
+            with open_folder(self._vault, folder) as opened:
+                return {f"{folder}/{name}" for name in opened.names()}
+        except (OSError, LinkInVault):  # a link is refused when the note is written
             return set()
 
     def _apply(self, ops: Sequence[_Op]) -> None:
-        """Check every file, then write new files, replace existing ones and remove the rest; undo
-        what was done if any step fails. Records the files in ``vault_files`` (same transaction)."""
-        for op in ops:
-            path = self._vault / op.path
-            now = stamp_of(path)
+        """Check every file, then move aside the notes to replace or remove, place the new ones, and
+        delete what was moved aside (:mod:`.note_writes`: a person's edit is never written over);
+        undo what was done if any step fails. Records the files in ``vault_files`` (same transaction)."""
+        for op in ops:  # refuse before anything is written when the index is already behind
+            now = self._stamp(op.path)
             if now != op.expect:
                 what = "was created" if op.expect is None else "was removed" if now is None else "was edited"
-                raise EditConflictError(
-                    f"{op.path} {what} outside mcp-memory since it was indexed; nothing was written. "
-                    "Try again: the next call reads the change first."
-                )
-            if now is not None:
-                op.before = path.read_bytes()
-        order: builtins.list[_Op] = sorted(ops, key=lambda op: (op.data is None, op.expect is not None))
-        done: builtins.list[_Op] = []
-        written: builtins.list[Indexed] = []
+                raise self._conflict(Conflict(op.path, what))
+        taken: builtins.list[Taken] = []
+        placed: builtins.list[Indexed] = []
+        current = ""
         try:
-            for op in order:
-                path = self._vault / op.path
-                if op.data is None:
-                    remove(path)
-                else:
-                    stamp = write_atomic(path, op.data)
-                    if op.recorded:
-                        written.append(
-                            Indexed(op.path, op.memory_id, stamp, content_hash(op.data), op.heading)
-                        )
-                done.append(op)
+            for op in sorted(ops, key=lambda op: (op.data is None, op.expect is not None)):
+                current = op.path
+                if op.expect is not None:
+                    taken.append(take(self._vault, op.path, op.expect, op.sha256))
+                if op.data is not None:
+                    stamp = place(self._vault, op.path, op.data)
+                    placed.append(Indexed(op.path, op.memory_id, stamp, content_hash(op.data), op.heading))
+        except (Conflict, LinkInVault, OSError) as exc:
+            copies = self._undo(placed, taken)
+            raise self._refusal(exc, current, copies) from None
         except BaseException:
-            self._undo(done)
+            self._undo(placed, taken)
             raise
+        self._discard(taken)
         # A note whose title row changed is left unrecorded: the next refresh embeds it with its title.
+        unrecorded = {op.path for op in ops if not op.recorded}
+        written = [row for row in placed if row.path not in unrecorded]
         self._files.drop({op.path for op in ops} - {row.path for row in written})
         self._files.put(written)
 
-    def _undo(self, done: Sequence[_Op]) -> None:
-        for op in reversed(done):
-            path = self._vault / op.path
+    def _discard(self, taken: Sequence[Taken]) -> None:
+        """Delete the moved-aside versions (a late edit found in one is kept as a conflict copy)."""
+        for moved in taken:
             try:
-                if op.before is None:
-                    remove(path)
-                else:
-                    write_atomic(path, op.before)
-            except OSError as exc:  # the files are the truth: the next refresh reads what is there
-                log.error("Could not undo the write of %s: %s", op.path, exc)
+                kept = discard(self._vault, moved)
+            except (OSError, LinkInVault) as exc:  # left hidden: the next start keeps it as a copy
+                log.error("Could not delete the old version of %s set aside: %s", moved.path, exc)
+                continue
+            if kept is not None:
+                log.warning(
+                    "%s was edited while mcp-memory wrote it: that edit is kept as %s.", moved.path, kept
+                )
+
+    def _refusal(self, exc: Exception, path: str, copies: builtins.list[str]) -> StorageError:
+        """One sentence for a write refused and undone."""
+        if isinstance(exc, Conflict):
+            return self._conflict(exc, ([exc.kept] if exc.kept else []) + copies)
+        if isinstance(exc, LinkInVault):
+            return self._linked(exc)
+        error = exc if isinstance(exc, OSError) else None  # Windows: a note held open, not shared
+        reason = (error.strerror if error is not None else None) or str(exc)
+        return StorageError(f"{path} could not be written ({reason}); nothing was written.")
+
+    def _undo(self, placed: Sequence[Indexed], taken: Sequence[Taken]) -> builtins.list[str]:
+        """Take back the files placed (unless edited since: they stay), then put back what was moved
+        aside (as a conflict copy when its path is taken: the copies made are returned). The files
+        are the truth: the next refresh reads what is there."""
+        copies: builtins.list[str] = []
+        for row in reversed(placed):
+            try:
+                late = withdraw(self._vault, row.path, row.stamp, row.sha256)
+                copies += [late] if late else []
+            except Conflict:
+                log.warning("%s was edited right after mcp-memory wrote it: it stays as edited.", row.path)
+            except (OSError, LinkInVault) as exc:
+                log.error("Could not undo the write of %s: %s", row.path, exc)
+        for moved in reversed(taken):
+            try:
+                kept = restore(self._vault, moved)
+            except (OSError, LinkInVault) as exc:
+                log.error("Could not put %s back: %s", moved.path, exc)
+                continue
+            if kept is not None:
+                copies.append(kept)
+                log.warning(
+                    "%s was recreated meanwhile; the version mcp-memory had is kept as %s.", moved.path, kept
+                )
+        return copies
+
+    def _stamp(self, relative: str) -> Stamp | None:
+        """The stamp of a file of the vault to write (a link refused: one sentence naming it)."""
+        folder, _, name = relative.rpartition("/")
+        try:
+            with open_folder(self._vault, folder) as opened:
+                stamp = opened.stamp(name)
+        except LinkInVault as exc:
+            raise self._linked(exc) from None
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        if stamp is not None and stamp.link:
+            raise self._linked(LinkInVault(relative))
+        return stamp
+
+    def _linked(self, exc: LinkInVault) -> StorageError:
+        return StorageError(
+            f"{exc.path} is a symbolic link: mcp-memory reads and writes nothing through links inside "
+            "the vault, so nothing was written; replace it with a real folder or file."
+        )
+
+    @staticmethod
+    def _conflict(exc: Conflict, copies: Sequence[str] = ()) -> EditConflictError:
+        kept = f" (also kept, as a conflict copy: {', '.join(copies)})" if copies else ""
+        return EditConflictError(
+            f"{exc.path} {exc.what} outside mcp-memory since it was indexed; nothing was written{kept}. "
+            "Try again: the next call reads the change first."
+        )
 
     # -- files changed outside the store ---------------------------------------------------------
     def refresh(self, embed: Embed, progress: Progress | None = None) -> RefreshReport:
@@ -548,7 +655,7 @@ class MarkdownStore:
             on_disk = {
                 path: stamp
                 for path, stamp in scan(self._vault, self._config.exclude).items()
-                if path.endswith(".md") or path.startswith(threads)
+                if path.endswith(".md") or path.startswith(threads) or stamp.link
             }
             known = self._files.all()
         else:
@@ -557,8 +664,10 @@ class MarkdownStore:
             known = self._files.by_files(touched)
             on_disk = {}
             for path in touched:
-                stamp = stamp_of(self._vault / path)
-                if stamp is not None and self._is_memory_file(path) and not self._config.excluded(path):
+                if not self._is_memory_file(path) or self._config.excluded(path):
+                    continue
+                stamp = stamp_in(self._vault, path)
+                if stamp is not None:
                     on_disk[path] = stamp
         # the stamp each file had when the index read it (a transcript's messages all share one;
         # MIXED when they do not: it is read again)
@@ -570,7 +679,8 @@ class MarkdownStore:
                     stamps[path] = None
                     continue
             stamps[path] = row.stamp
-        gone = [path for path in known if file_of(path) not in on_disk]
+        # a file replaced by a link is gone too: nothing is read through it
+        gone = [path for path in known if (stamp := on_disk.get(file_of(path))) is None or stamp.link]
         for path in [p for p in self._problems if p not in on_disk and (touched is None or p in touched)]:
             del self._problems[path]
         problems = self._problems
@@ -581,6 +691,13 @@ class MarkdownStore:
             or (stamps.get(path) != stamp and (path not in problems or problems[path][0] != stamp))
         }
         return candidates, gone, known
+
+    def _is_back(self, path: str) -> bool:
+        """Whether a file found missing is a note or transcript of the vault again."""
+        if not self._is_memory_file(path) or self._config.excluded(path):
+            return False
+        stamp = stamp_in(self._vault, path)
+        return stamp is not None and not stamp.link
 
     def _is_memory_file(self, path: str) -> bool:
         """A note, or a conversation transcript in the threads folder."""
@@ -600,14 +717,11 @@ class MarkdownStore:
     ) -> None:
         notes: dict[str, tuple[Note, Indexed]] = {}
         touch: list[Indexed] = []
+        missing = set(gone)
         gone = builtins.list(gone)
         for path, stamp in sorted(candidates.items()):
-            try:
-                raw = (self._vault / path).read_bytes()
-            except FileNotFoundError:
-                continue
-            except OSError as exc:
-                self._report(path, stamp, f"it cannot be read ({exc.strerror or exc})", report)
+            raw = self._read(path, stamp, report)
+            if raw is None:
                 continue
             if is_thread_file(path, self._config.threads_dir):
                 gone.extend(self._read_transcript(path, stamp, raw, known, notes, touch, report))
@@ -626,6 +740,7 @@ class MarkdownStore:
                     namespace=self._namespace,
                     owner=self._owner,
                     hand_id=self._ids.id_of(path),
+                    limits=self._limits,
                 )
             except MalformedNote as exc:
                 self._report(path, stamp, str(exc), report)
@@ -637,6 +752,9 @@ class MarkdownStore:
         claimed = {note.memory.id for note, _ in notes.values()}
         if gone or touch or moved:
             with self._index.transaction():
+                # Another process's write moves a note aside for a moment (note_writes): a file
+                # that is back by now is not gone (the next refresh reads its new version).
+                gone = [path for path in gone if path not in missing or not self._is_back(file_of(path))]
                 self._ids.record(moved, gone)
                 rows = self._files.by_paths(gone)
                 vanished = [rows[p].memory_id for p in gone if p in rows]
@@ -654,6 +772,38 @@ class MarkdownStore:
             if progress is not None:
                 progress(min(start + REFRESH_BATCH, total), total)
 
+    def _read(self, path: str, stamp: Stamp, report: RefreshReport) -> bytes | None:
+        """The bytes of a note or transcript, never more than it may hold and never through a link;
+        None (the file reported, or gone) when they cannot be read."""
+        transcript = is_thread_file(path, self._config.threads_dir)
+        limit = transcript_bytes(self._limits) if transcript else note_bytes(self._limits)
+        reason: str | None = None
+        try:
+            raw, _ = read_file(self._vault, path, limit)
+            return raw
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except LinkInVault:
+            reason = (
+                "it is a symbolic link: mcp-memory reads nothing through links inside the vault "
+                "(put the file or folder itself there)"
+            )
+        except TooLarge as exc:
+            holds = (
+                f"a conversation transcript may hold ({limit:,}: {TRANSCRIPT_MESSAGES} times "
+                "MCP_MEMORY_MAX_CONTENT_BYTES)"
+                if transcript
+                else f"a note may hold ({limit:,}: MCP_MEMORY_MAX_CONTENT_BYTES of text and "
+                "MCP_MEMORY_MAX_METADATA_BYTES of properties)"
+            )
+            reason = f"it is {exc.size:,} bytes, more than {holds}: split it into several files"
+        except NotRegular:
+            reason = "it is not a regular file"
+        except OSError as exc:
+            reason = f"it cannot be read ({exc.strerror or exc})"
+        self._report(path, stamp, reason, report)
+        return None
+
     def _read_transcript(
         self,
         path: str,
@@ -668,7 +818,9 @@ class MarkdownStore:
         as indexed); returns the index paths of messages the file no longer has."""
         mtime = dt.datetime.fromtimestamp(stamp.mtime_ns / 1e9, dt.UTC)
         try:
-            messages = parse_thread(raw, path, mtime=mtime, namespace=self._namespace, owner=self._owner)
+            messages = parse_thread(
+                raw, path, mtime=mtime, namespace=self._namespace, owner=self._owner, limits=self._limits
+            )
         except MalformedNote as exc:
             self._report(path, stamp, str(exc), report)
             return []
@@ -723,7 +875,8 @@ class MarkdownStore:
                 and owner.path not in gone
                 and owner.path not in paths
                 and read_now.get(owner.path, memory_id) == memory_id  # re-read with another id: freed
-                and (self._vault / file_of(owner.path)).exists()
+                and (found := stamp_in(self._vault, file_of(owner.path))) is not None
+                and not found.link
             ):
                 keep = None  # the note the index knows keeps its id
             else:
@@ -784,7 +937,7 @@ class MarkdownStore:
                 for i, (_, row) in enumerate(items)
                 if self._reread or row.path not in current or current[row.path].stamp != row.stamp
             ]
-            keep = [i for i in keep if stamp_of(self._vault / file_of(items[i][1].path)) == items[i][1].stamp]
+            keep = [i for i in keep if stamp_in(self._vault, file_of(items[i][1].path)) == items[i][1].stamp]
             chosen = [memories[i] for i in keep]
             if not chosen:
                 return

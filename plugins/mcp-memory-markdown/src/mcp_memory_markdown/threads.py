@@ -35,8 +35,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from mcp_memory_core.models import Memory, MemoryType
+from mcp_memory_core.validation import DEFAULT_LIMITS, Limits
 
-from .notes import MalformedNote, Note, date_of, decode_text, note_id, parse_tags
+from .notes import MalformedNote, Note, check_fields, date_of, decode_text, load_yaml, note_id, parse_tags
 
 THREAD_SUFFIXES = (".yaml", ".yml")
 _FILE_KEYS = {"thread", "title", "namespace", "owner", "privacy_scope", "tags", "messages"}
@@ -70,13 +71,15 @@ def parse_thread(
     mtime: dt.datetime,
     namespace: str,
     owner: str,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> list[tuple[str, Note, str]]:
     """The messages of the transcript at ``relative_path``: ``(index path, note, hash of the
-    message)`` each. Raises MalformedNote with one sentence saying what is wrong."""
+    message)`` each, every message held to the engine's ``limits``. Raises MalformedNote with one
+    sentence saying what is wrong."""
     import yaml
 
     try:
-        data = yaml.safe_load(decode_text(raw))
+        data = load_yaml(decode_text(raw), "it")
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""
@@ -99,7 +102,7 @@ def parse_thread(
     out: list[tuple[str, Note, str]] = []
     for position, message in enumerate(messages, start=1):
         path = message_path(relative_path, position)
-        memory = _message(message, position, path, header, thread, tags, mtime, namespace, owner)
+        memory = _message(message, position, path, header, thread, tags, mtime, namespace, owner, limits)
         digest = hashlib.sha256(
             json.dumps(memory.model_dump(mode="json"), sort_keys=True).encode("utf-8")
         ).hexdigest()
@@ -120,6 +123,7 @@ def _message(
     mtime: dt.datetime,
     namespace: str,
     owner: str,
+    limits: Limits,
 ) -> Memory:
     if isinstance(message, str):
         message = {"content": message}
@@ -132,24 +136,27 @@ def _message(
     when = next((message[k] for k in _TIME_KEYS if message.get(k) is not None), None)
     occurred = date_of(f"message {position}'s time", when) if when is not None else mtime
     metadata = {"speaker": speaker} if speaker else {}
+    fields = {
+        "id": str(message.get("id") or note_id(path)),
+        "content": f"{speaker}: {text.strip()}" if speaker else text.strip(),
+        "metadata": metadata,
+        "type": MemoryType.SEMANTIC,
+        "pinned": True,  # a record: no lifetime expires it, whatever MCP_MEMORY_TTL_* says
+        "tags": tags,
+        "namespace": header.get("namespace") or namespace,
+        "owner": header.get("owner") or owner,
+        "privacy_scope": header.get("privacy_scope") or "private",
+        "thread": thread,
+        "created_at": occurred,
+        "updated_at": max(occurred, mtime),
+        "occurred_at": occurred,
+    }
     try:
-        return Memory.model_validate(
-            {
-                "id": str(message.get("id") or note_id(path)),
-                "content": f"{speaker}: {text.strip()}" if speaker else text.strip(),
-                "metadata": metadata,
-                "type": MemoryType.SEMANTIC,
-                "pinned": True,  # a record: no lifetime expires it, whatever MCP_MEMORY_TTL_* says
-                "tags": tags,
-                "namespace": header.get("namespace") or namespace,
-                "owner": header.get("owner") or owner,
-                "privacy_scope": header.get("privacy_scope") or "private",
-                "thread": thread,
-                "created_at": occurred,
-                "updated_at": max(occurred, mtime),
-                "occurred_at": occurred,
-            }
-        )
+        check_fields(fields, limits, {key: key for key in fields})
+    except MalformedNote as exc:
+        raise MalformedNote(f"message {position}: {exc}") from None
+    try:
+        return Memory.model_validate(fields)
     except ValidationError as exc:
         error = exc.errors()[0]
         field = str(error["loc"][0]) if error["loc"] else "message"

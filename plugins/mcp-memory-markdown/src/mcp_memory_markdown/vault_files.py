@@ -1,22 +1,19 @@
-"""The vault's files on disk: atomic writes, a scan of every note, and the table that remembers what
-the index was built from (each note's path, size, modification time and content hash).
-
-A file is written to a hidden temporary file in its own folder, flushed to disk and renamed over
-its target (atomic on POSIX and Windows), then the folder is synced: a crash leaves either the old
-file or the new one, never half of one.
+"""The vault's notes on disk: a scan of every note, and the table that remembers what the index was
+built from (each note's path, size, modification time and content hash). Reads and writes of the
+files themselves are :mod:`.vault_io` and :mod:`.note_writes`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-TEMP_PREFIX = ".mcp-memory-tmp-"
+from .vault_io import LINK, Stamp, is_link, stamp_from
+
+__all__ = ["FILES_DDL", "SUFFIXES", "FileTable", "Indexed", "Stamp", "is_note", "scan", "stamp_of"]
 
 FILES_DDL = """
 CREATE TABLE IF NOT EXISTS vault_files (
@@ -32,14 +29,6 @@ CREATE INDEX IF NOT EXISTS vault_files_memory ON vault_files (memory_id);
 
 
 @dataclass(frozen=True)
-class Stamp:
-    """What a scan sees of a file without reading it."""
-
-    mtime_ns: int
-    size: int
-
-
-@dataclass(frozen=True)
 class Indexed:
     """A row of ``vault_files``: the file as it was when the index last read or wrote it."""
 
@@ -51,11 +40,11 @@ class Indexed:
 
 
 def stamp_of(path: Path) -> Stamp | None:
+    """The stamp of ``path`` itself (a link is stamped as a link, never followed)."""
     try:
-        st = path.stat()
+        return stamp_from(os.lstat(path))
     except (FileNotFoundError, NotADirectoryError):
         return None
-    return Stamp(st.st_mtime_ns, st.st_size)
 
 
 def is_note(relative_path: str) -> bool:
@@ -69,7 +58,8 @@ SUFFIXES = (".md", ".yaml", ".yml")  # notes, and conversation transcripts (in t
 
 def scan(vault: Path, skip: Iterable[str] = ()) -> dict[str, Stamp]:
     """Every note and YAML file of the vault with its stamp (hidden folders and ``skip`` folders are
-    not entered)."""
+    not entered). A symbolic link is never followed: a linked folder, or a linked file named like a
+    note, is returned with a stamp that says ``link`` (to be reported)."""
     skipped = set(skip)
     found: dict[str, Stamp] = {}
     stack = [""]
@@ -85,76 +75,17 @@ def scan(vault: Path, skip: Iterable[str] = ()) -> dict[str, Stamp]:
                     continue
                 child = f"{relative}/{entry.name}" if relative else entry.name
                 try:
-                    if entry.is_dir(follow_symlinks=False):
+                    if entry.is_symlink() or is_link(entry.stat(follow_symlinks=False)):
+                        if child not in skipped and (entry.name.endswith(SUFFIXES) or entry.is_dir()):
+                            found[child] = LINK
+                    elif entry.is_dir(follow_symlinks=False):
                         if child not in skipped:
                             stack.append(child)
-                    elif entry.name.endswith(SUFFIXES) and entry.is_file():
-                        st = entry.stat()
-                        found[child] = Stamp(st.st_mtime_ns, st.st_size)
+                    elif entry.name.endswith(SUFFIXES) and entry.is_file(follow_symlinks=False):
+                        found[child] = stamp_from(entry.stat(follow_symlinks=False))
                 except OSError:
                     continue
     return found
-
-
-def write_atomic(path: Path, data: bytes) -> Stamp:
-    """Replace ``path`` with ``data`` atomically and durably; returns the new file's stamp."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".md", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        with contextlib.suppress(OSError):
-            os.chmod(temp, 0o666 & ~_umask())
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-    sync_folder(path.parent)
-    st = path.stat()
-    return Stamp(st.st_mtime_ns, st.st_size)
-
-
-def remove(path: Path) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        path.unlink()
-    sync_folder(path.parent)
-
-
-def sync_folder(folder: Path) -> None:
-    """fsync a folder so a rename or unlink in it survives a crash (a no-op where folders cannot be opened)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def remove_stale_temporaries(vault: Path, folders: Iterable[str]) -> int:
-    """Delete temporary files a crashed write left behind in ``folders`` (and the vault's root)."""
-    removed = 0
-    for folder in ("", *folders):
-        directory = vault / folder if folder else vault
-        with contextlib.suppress(OSError):
-            for entry in directory.iterdir():
-                if entry.name.startswith(TEMP_PREFIX):
-                    with contextlib.suppress(OSError):
-                        entry.unlink()
-                        removed += 1
-    return removed
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 class FileTable:
