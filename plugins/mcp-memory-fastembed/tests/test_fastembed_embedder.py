@@ -168,6 +168,15 @@ def test_the_prefixes_reach_the_model(minilm_folder: Path, minilm: MiniLMEmbedde
     np.testing.assert_allclose(query, minilm.embed_query("query: which framework?"), atol=1e-5)
 
 
+def test_only_all_minilm_l6_v2_brings_the_minilm_relevance_floor() -> None:
+    from mcp_memory_core.relevance import ALL_MINILM_L6_V2
+
+    assert FastembedEmbedder(MINILM).relevance_floor is ALL_MINILM_L6_V2
+    assert FastembedEmbedder("all-MiniLM-L6-v2").relevance_floor is ALL_MINILM_L6_V2
+    assert FastembedEmbedder(MINILM, query_prefix="query: ").relevance_floor is None
+    assert FastembedEmbedder("bge-small-en-v1.5").relevance_floor is None
+
+
 def test_empty_input_loads_nothing(tmp_path: Path) -> None:
     embedder = FastembedEmbedder(MINILM, cache_dir=tmp_path)
     assert embedder.embed_documents([]).shape == (0, 384)

@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mcp_memory_core.protocols import text_list
+from mcp_memory_core.relevance import ALL_MINILM_L6_V2, RelevanceFloor
 
 from .models import (
     EMBEDDING,
@@ -42,6 +43,8 @@ Vector = npt.NDArray[np.float32]
 
 DEFAULT_MODEL = "BAAI/bge-small-en-v1.5"
 DEFAULT_BATCH_SIZE = 32
+# Its vectors equal the minilm plugin's, and so does the calibration of the relevance floor.
+MINILM_NAMES = frozenset({"sentence-transformers/all-minilm-l6-v2", "all-minilm-l6-v2"})
 _BGE_EN = "Represent this sentence for searching relevant passages: "
 #: (query prefix, passage prefix) of the models trained with them, by lowercase fastembed name.
 PREFIXES: dict[str, tuple[str, str]] = {
@@ -107,6 +110,13 @@ class FastembedEmbedder:
         self.threads = threads if threads is not None else default_threads()
         self.batch_size = batch_size
         self._prefix_settings = (query_prefix, passage_prefix)
+        # Read when the engine is built, before the MCP handshake: decided from the name, no import.
+        # Other models are not calibrated: search then has no floor unless the settings give one.
+        self.relevance_floor: RelevanceFloor | None = (
+            ALL_MINILM_L6_V2
+            if model.strip().lower() in MINILM_NAMES and not (query_prefix or passage_prefix)
+            else None
+        )
         self._lock = threading.Lock()
         self._description: ModelDescription | None = None
         self._model: Any = None
