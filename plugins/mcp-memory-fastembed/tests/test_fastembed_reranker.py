@@ -157,3 +157,14 @@ def test_a_reranker_whose_model_is_missing_is_skipped_and_the_search_says_so(tmp
     assert len(found.warnings) == 1
     assert "reranker 'fastembed-cross-encoder' skipped: it failed to load" in found.warnings[0]
     assert "ModelNotDownloadedError" in found.warnings[0]
+
+
+def test_the_whole_sentence_of_a_failed_load_reaches_the_log(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # a search's warning cuts a reason to 200 characters, which the download command does not fit in
+    missing = CrossEncoderReranker("Xenova/ms-marco-MiniLM-L-6-v2", cache_dir=tmp_path)
+    with caplog.at_level("ERROR", logger="mcp_memory_fastembed"), pytest.raises(ModelNotDownloadedError):
+        missing.load()
+    command = download_command(CROSS_ENCODER, "Xenova/ms-marco-MiniLM-L-6-v2", tmp_path)
+    assert any(f"`{command}`" in record.getMessage() for record in caplog.records)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_memory_core import ScoredCandidate
+from mcp_memory_core.errors import MemoryServerError
 
 from .embedder import default_threads
 from .models import CROSS_ENCODER, ModelDescription, default_cache_dir, describe, open_model
@@ -80,7 +81,15 @@ class CrossEncoderReranker:
         with self._lock:
             if self._model is not None:
                 return
-            self._model = open_model(CROSS_ENCODER, self.description, self.cache_dir, self.path, self.threads)
+            try:
+                self._model = open_model(
+                    CROSS_ENCODER, self.description, self.cache_dir, self.path, self.threads
+                )
+            except MemoryServerError as exc:
+                # The engine skips a reranker that failed to load, and its warning keeps only the
+                # start of the reason: the whole sentence (the download command) goes to the log.
+                log.error("%s", exc)
+                raise
             log.info("Loaded the cross-encoder %s (%d threads)", self.description.name, self.threads)
 
     def rerank(self, query: str, ranked: Sequence[ScoredCandidate], now: datetime) -> list[ScoredCandidate]:
