@@ -231,3 +231,17 @@ def test_the_cache_folder_defaults_to_fastembeds_variable(
     assert FastembedEmbedder().cache_dir == tmp_path
     monkeypatch.delenv("FASTEMBED_CACHE_PATH")
     assert FastembedEmbedder().cache_dir.parts[-2:] == ("mcp-memory", "fastembed")
+
+
+def test_an_engine_stores_and_finds_memories_with_it(minilm_folder: Path, no_network) -> None:
+    from mcp_memory_core import MemoryEngine
+    from mcp_memory_testing import InMemoryStore, SimilarityRanker, TickingClock
+
+    embedder = FastembedEmbedder(MINILM, path=minilm_folder, cache_dir=minilm_folder.parent / "cache")
+    store = InMemoryStore()
+    engine = MemoryEngine(store, embedder, SimilarityRanker(), clock=TickingClock(), track_access=False)
+    engine.store_memory("The staging database listens on port 5432")
+    engine.store_memory("The user prefers pytest over unittest")
+    found = engine.search("which port does staging use?", limit=1)
+    assert found.hits[0].memory.content == "The staging database listens on port 5432"
+    assert engine.stats()["embedder"] == embedder.model_id
