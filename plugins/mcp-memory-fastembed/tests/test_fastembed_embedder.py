@@ -112,7 +112,7 @@ def test_another_models_files_under_a_name_are_refused(minilm_folder: Path, tmp_
 
 def test_an_unknown_model_lists_the_ones_fastembed_knows() -> None:
     with pytest.raises(
-        UnknownModelError, match=r"MCP_MEMORY_FASTEMBED_MODEL='bge-tiny' is not a model"
+        UnknownModelError, match=r"MCP_MEMORY_FASTEMBED_MODEL='bge-tiny' is not the name of one model"
     ) as caught:
         _ = FastembedEmbedder("bge-tiny").model_id
     assert "BAAI/bge-base-en-v1.5" in str(caught.value) and "intfloat/multilingual-e5-large" in str(

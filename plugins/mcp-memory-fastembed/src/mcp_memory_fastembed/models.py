@@ -70,7 +70,7 @@ class UnknownModelError(MemoryServerError, ValueError):
 
     def __init__(self, kind: ModelKind, name: str, known: list[str]) -> None:
         super().__init__(
-            f"{kind.model_setting}={name!r} is not a model fastembed {fastembed_version()} knows; "
+            f"{kind.model_setting}={name!r} is not the name of one model fastembed {fastembed_version()} knows; "
             f"set it to one of: {', '.join(sorted(known, key=str.lower))}."
         )
 
