@@ -25,7 +25,12 @@ CONFORMANCE_TARGETS = sorted(
     if path.name != "mcp-memory-sentence-transformers"  # needs torch: its own session below
 )
 
-LOCAL_DEPENDENCIES = {"mcp-memory-markdown": ("plugins/mcp-memory-sqlite-vec",)}
+LOCAL_DEPENDENCIES = {
+    "mcp-memory-markdown": ("plugins/mcp-memory-sqlite-vec",),
+    # Its tests run fastembed on the model files the minilm plugin ships, and build a tiny
+    # cross-encoder with onnx (the minilm plugin's int8 extra): nothing is downloaded.
+    "mcp-memory-fastembed": ("plugins/mcp-memory-minilm[int8]",),
+}
 
 TYPED_SOURCES = [
     "packages/mcp-memory-core/src",
@@ -36,6 +41,7 @@ TYPED_SOURCES = [
     "plugins/mcp-memory-rankers/src",
     "plugins/mcp-memory-postgres/src",
     "plugins/mcp-memory-markdown/src",
+    "plugins/mcp-memory-fastembed/src",
     "examples/mcp-memory-ranker-mmr/src",
     "examples/mcp-memory-reranker-phrases/src",
 ]

@@ -123,7 +123,8 @@ def test_an_unknown_reranker_names_the_installed_ones(
     with_test_rerankers: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("MCP_MEMORY_RERANKERS", "reverse,crossencoder")
-    monkeypatch.setenv("MCP_MEMORY_DISABLE_PLUGINS", "phrases")  # the workspace's example: not this test's
+    # the workspace's own rerankers (the phrases example, fastembed's cross-encoder): not this test's
+    monkeypatch.setenv("MCP_MEMORY_DISABLE_PLUGINS", "phrases,fastembed")
     with pytest.raises(UnknownBackendError) as info:
         assembly.build_engine(Settings(), assembly.load_plugins(Settings()))
     assert str(info.value).startswith(
