@@ -38,6 +38,7 @@ import argparse
 import asyncio
 import json
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -490,11 +491,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def code_version() -> str:
+    """The checkout's commit, and whether the engine, plugins or benchmarks differ from it."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        changed = subprocess.run(
+            ["git", "diff", "--quiet", "HEAD", "--", "packages", "plugins", "benchmarks"], cwd=ROOT
+        ).returncode
+    except (OSError, subprocess.CalledProcessError):
+        return "an unknown commit"
+    return f"commit {head}" + (" with uncommitted changes" if changed else "")
+
+
 def emit(out: Path | None, section: str, title: str, command: str, blocks: list[str], started: float) -> None:
     body = [
         f"## What an agent gets: {title} through the MCP server",
         "",
-        f"Command: {command} (wall time {time.perf_counter() - started:.0f}s).",
+        f"Command: {command} (wall time {time.perf_counter() - started:.0f}s), code at {code_version()}.",
         "",
         READING,
         "",
