@@ -298,13 +298,16 @@ class Result:
     search_seconds: float = 0.0
     searches: int = 0
     cut: int = 0
+    unknown: int = 0  # returned ids no store_memory answer named (each counts as a miss)
 
     def absorb(self, unit: Unit, answers: Answers, ranked: dict[str, list[list[str]]]) -> None:
         for label, lists in ranked.items():
             depth = DEPTH if not label.startswith("server") else limit_of(label)
             row = self.rows.setdefault(label, Row())
             for ask, ids in zip(unit.asks, lists, strict=True):
-                scores = question_scores([answers.receipts.resolve(i) for i in ids], ask, depth)
+                ranked = [answers.receipts.resolve(i) for i in ids]
+                self.unknown += sum(not keys for keys in ranked)
+                scores = question_scores(ranked, ask, depth)
                 row.add("all", scores)
                 if ask.bucket:
                     row.add(ask.bucket, scores)
@@ -385,7 +388,7 @@ def footer(result: Result) -> str:
         f"Stored {result.stored} memories through store_memory in {result.store_seconds:.0f}s "
         f"({per_store:.0f} ms each; answers {dict(result.statuses)}); {result.searches} search_memories "
         f"calls in {result.search_seconds:.0f}s ({per_search:.0f} ms each); {result.cut} answers cut by "
-        "the result size."
+        f"the result size; {result.unknown} returned ids that no store_memory answer named."
     )
     if result.offtopic_counts:
         counts = result.offtopic_counts
