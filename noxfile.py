@@ -130,6 +130,19 @@ def bench_quality(session: nox.Session) -> None:
 
 
 @nox.session
+def agent_recall(session: nox.Session) -> None:
+    """What an agent gets from search through the real MCP server, beside cosine and FTS5 (not default).
+
+    Writes docs/benchmarks.md only when given --out.
+
+    `uv run nox -s agent_recall -- --set paraphrase --split dev` (also: --set locomo, --split test|both,
+    --conversations 0,1, --data /path/to/locomo10.json, --out docs/benchmarks.md).
+    """
+    sync_workspace(session)
+    session.run("python", "benchmarks/agent_recall.py", *session.posargs)
+
+
+@nox.session
 def lint(session: nox.Session) -> None:
     session.install("ruff")
     session.run("ruff", "check", ".")
