@@ -5,6 +5,7 @@ deleted or replaced under a running server."""
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import Any, Literal
 
@@ -69,6 +70,27 @@ def refuse_foreign(conn: Any, location: str) -> None:
             f"{location} is another program's SQLite database (tables: {shown}): mcp-memory will not "
             "write into it. Point MCP_MEMORY_DB_PATH at a new file."
         )
+
+
+def check_database_path(path: Path) -> None:
+    """Raise StorageError when ``path`` cannot be a database file: it exists and is not a regular file
+    (a folder, /dev/null, a pipe: SQLite would put its -journal and -wal files beside it and report
+    nothing), or a part of the path above it is a file, not a folder."""
+    fix = "Set MCP_MEMORY_DB_PATH to a file path in a folder you can write (e.g. …/memories.db)."
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        blocking = next((p for p in path.parents if os.path.lexists(p) and not p.is_dir()), None)
+        if blocking is not None:
+            raise StorageError(
+                f"{path} cannot be a database: {blocking} is a file, not a folder. {fix}"
+            ) from None
+        return
+    except OSError as exc:
+        raise StorageError(f"{path} cannot be opened ({exc.strerror or exc}). {fix}") from None
+    if not stat.S_ISREG(mode):
+        kind = "a folder" if stat.S_ISDIR(mode) else "a device or other special file"
+        raise StorageError(f"{path} is {kind}, not a database file. {fix}")
 
 
 def create_private_file(path: Path) -> None:
