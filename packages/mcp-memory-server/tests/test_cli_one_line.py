@@ -107,6 +107,31 @@ def test_a_database_path_below_a_file_is_refused(
         assert "Set MCP_MEMORY_DB_PATH" in line
 
 
+@pytest.mark.anyio
+async def test_an_mcp_tool_says_the_same_sentence(
+    sqlite_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from mcp import Client
+
+    from mcp_memory_core.settings import Settings
+    from mcp_memory_server.app import build_app
+
+    (tmp_path / "notes.txt").write_text("x")
+    monkeypatch.setenv("MCP_MEMORY_DB_PATH", str(tmp_path / "notes.txt" / "memories.db"))
+    app = build_app(Settings())
+    try:
+        async with Client(app) as client:
+            result = await client.call_tool("store_memory", {"content": "a memory"})
+    finally:
+        app.memory_service.close()  # type: ignore[attr-defined]
+    assert result.is_error
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert text.endswith(
+        f"{tmp_path / 'notes.txt'} is a file, not a folder. Set MCP_MEMORY_DB_PATH to a file path in a "
+        "folder you can write (e.g. …/memories.db)."
+    )
+
+
 @needs_root
 def test_a_database_path_that_is_a_device_is_refused_and_doctor_fails_it(
     sqlite_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
