@@ -60,16 +60,18 @@ def test_a_lifetime_beyond_1000_years_is_refused(
     assert len(line) < 400  # a 5,000-digit value is not echoed whole
 
 
-@pytest.mark.parametrize("url", ["garbage", "postgresql://u@[::1/x"])
+@pytest.mark.parametrize("url", ["garbage", "postgresql://u:pw-s3cret@[::1/x"])
 def test_a_malformed_database_url_is_refused(
     fake_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, url: str
 ) -> None:
     monkeypatch.setenv("MCP_MEMORY_STORE", "postgres")
     monkeypatch.setenv("MCP_MEMORY_DATABASE_URL", url)
-    for command in (["list"], ["token", "list"]):
+    for command in (["list"], ["add", "a memory"], ["gc"]):
         line = last_line(run(*command), 1)
-        assert "MCP_MEMORY_DATABASE_URL" in line and "not a PostgreSQL URL" in line
-        assert "postgresql://mcp@db.internal/memory" in line
+        assert line == (
+            "mcp-memory: error: MCP_MEMORY_DATABASE_URL is not a valid PostgreSQL URL or connection "
+            "string: use e.g. postgresql://mcp@db.internal/memory."
+        )
 
 
 def test_an_unknown_sqlite_binding_is_refused(
@@ -147,6 +149,27 @@ def test_a_database_path_that_is_a_device_is_refused_and_doctor_fails_it(
     storage = next(line for line in doctor.output.splitlines() if "storage" in line)
     assert "FAIL" in storage
     assert "not a database file" in doctor.output and "Set MCP_MEMORY_DB_PATH" in doctor.output
+
+
+def test_a_token_file_below_a_file_is_refused(
+    fake_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    (tmp_path / "notes.txt").write_text("x")
+    monkeypatch.setenv("MCP_MEMORY_TOKENS_PATH", str(tmp_path / "notes.txt" / "tokens.db"))
+    line = last_line(run("token", "create", "alice"), 1)
+    assert f"{tmp_path / 'notes.txt'} is a file, not a folder: set MCP_MEMORY_TOKENS_PATH" in line
+
+
+@needs_root
+def test_a_token_file_that_is_a_device_is_refused(
+    fake_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    null = device(tmp_path / "null", 1, 3)
+    monkeypatch.setenv("MCP_MEMORY_TOKENS_PATH", str(null))
+    for command in (["token", "create", "alice"], ["token", "list"]):
+        line = last_line(run(*command), 1)
+        assert "is a device or other special file, not a database file: set MCP_MEMORY_TOKENS_PATH" in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["null"]  # no journal beside it
 
 
 # -- vaults -----------------------------------------------------------------------------------------

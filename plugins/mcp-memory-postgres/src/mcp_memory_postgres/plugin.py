@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from pydantic import Field, field_validator
+from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from mcp_memory_core import StoreSpec, TokenTableSpec, hookimpl
@@ -45,23 +45,6 @@ class PostgresSettings(BaseSettings):
         le=1000,
         description="HNSW search breadth (hnsw.ef_search): higher finds more of the true nearest, slower",
     )
-
-    @field_validator("database_url")
-    @classmethod
-    def _conninfo(cls, value: str) -> str:
-        """libpq's own parser (no connection made): a malformed URL is refused here, in one sentence."""
-        if value.strip():
-            import psycopg
-            from psycopg.conninfo import conninfo_to_dict
-
-            try:
-                conninfo_to_dict(value)
-            except psycopg.Error as exc:
-                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                raise ValueError(
-                    f"not a PostgreSQL URL ({first}): use e.g. postgresql://mcp@db.internal/memory"
-                ) from None
-        return value
 
 
 def _own_settings() -> PostgresSettings:

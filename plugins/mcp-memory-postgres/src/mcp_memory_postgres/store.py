@@ -169,8 +169,16 @@ class PostgresStore(Reembedding):
                     )
                 return
             import psycopg
+            from psycopg.conninfo import conninfo_to_dict
             from psycopg_pool import ConnectionPool
 
+            try:
+                conninfo_to_dict(self._url)  # libpq's parser: no connection made
+            except psycopg.ProgrammingError:  # its words may quote the URL, password and all
+                raise StorageError(
+                    "MCP_MEMORY_DATABASE_URL is not a valid PostgreSQL URL or connection string: use "
+                    "e.g. postgresql://mcp@db.internal/memory."
+                ) from None
             with self._errors("open"):
                 with psycopg.connect(self._url, autocommit=True) as conn:
                     self._init_schema(conn, model_id, dimensions)

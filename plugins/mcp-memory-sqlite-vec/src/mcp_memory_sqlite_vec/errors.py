@@ -5,11 +5,11 @@ deleted or replaced under a running server."""
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 from typing import Any, Literal
 
 from mcp_memory_core.errors import StorageError
+from mcp_memory_core.local_files import database_path_problem
 
 Action = Literal["open", "read", "write"]
 _DOING = {"open": "opening", "read": "reading", "write": "writing to"}
@@ -73,24 +73,12 @@ def refuse_foreign(conn: Any, location: str) -> None:
 
 
 def check_database_path(path: Path) -> None:
-    """Raise StorageError when ``path`` cannot be a database file: it exists and is not a regular file
-    (a folder, /dev/null, a pipe: SQLite would put its -journal and -wal files beside it and report
-    nothing), or a part of the path above it is a file, not a folder."""
-    fix = "Set MCP_MEMORY_DB_PATH to a file path in a folder you can write (e.g. …/memories.db)."
-    try:
-        mode = os.stat(path).st_mode
-    except (FileNotFoundError, NotADirectoryError):
-        blocking = next((p for p in path.parents if os.path.lexists(p) and not p.is_dir()), None)
-        if blocking is not None:
-            raise StorageError(
-                f"{path} cannot be a database: {blocking} is a file, not a folder. {fix}"
-            ) from None
-        return
-    except OSError as exc:
-        raise StorageError(f"{path} cannot be opened ({exc.strerror or exc}). {fix}") from None
-    if not stat.S_ISREG(mode):
-        kind = "a folder" if stat.S_ISDIR(mode) else "a device or other special file"
-        raise StorageError(f"{path} is {kind}, not a database file. {fix}")
+    """Raise StorageError when ``path`` cannot be a database file (see ``database_path_problem``)."""
+    problem = database_path_problem(path)
+    if problem is not None:
+        raise StorageError(
+            f"{problem}. Set MCP_MEMORY_DB_PATH to a file path in a folder you can write (e.g. …/memories.db)."
+        )
 
 
 def create_private_file(path: Path) -> None:
