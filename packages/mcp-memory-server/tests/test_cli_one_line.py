@@ -179,6 +179,15 @@ def test_a_vault_path_below_a_file_is_refused(fake_env: dict[str, str], tmp_path
     assert f"{tmp_path / 'notes.txt'} is not a folder; a vault is a folder" in line
 
 
+@pytest.mark.parametrize("command", [["init"], ["reindex"], ["doctor", "--no-handshake"], ["serve"], ["ui"]])
+def test_a_vault_path_that_is_a_file_is_a_usage_error(
+    fake_env: dict[str, str], tmp_path: Path, command: list[str]
+) -> None:
+    (tmp_path / "notes.txt").write_text("x")
+    line = last_line(run(*command, "--path", str(tmp_path / "notes.txt")), 2)
+    assert line == f"Error: Invalid value for '--path': Directory '{tmp_path / 'notes.txt'}' is a file."
+
+
 def test_a_vault_that_is_a_file_cannot_be_initialized(
     fake_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
