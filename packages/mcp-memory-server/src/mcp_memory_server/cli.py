@@ -205,7 +205,6 @@ def _bind_address(host: str) -> str:
 
 def _env_log_level(default: str) -> str:
     """MCP_MEMORY_LOG_LEVEL, read without importing the settings machinery (it is on the startup path)."""
-
     return os.environ.get("MCP_MEMORY_LOG_LEVEL", default)
 
 
@@ -457,7 +456,6 @@ MEMORY_TYPES = ("working", "episodic", "semantic", "procedural")
 def _export_time() -> datetime | None:
     """``SOURCE_DATE_EPOCH`` (the reproducible-builds convention) fixes ``exported_at``, so two exports
     of the same memories are byte-identical."""
-
     raw = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
     if not raw:
         return None
