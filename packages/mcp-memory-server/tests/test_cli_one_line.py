@@ -66,7 +66,7 @@ def test_a_malformed_database_url_is_refused(
 ) -> None:
     monkeypatch.setenv("MCP_MEMORY_STORE", "postgres")
     monkeypatch.setenv("MCP_MEMORY_DATABASE_URL", url)
-    for command in (["list"], ["add", "a memory"], ["gc"]):
+    for command in (["list"], ["add", "a memory"], ["gc"], ["reindex"]):
         line = last_line(run(*command), 1)
         assert line == (
             "mcp-memory: error: MCP_MEMORY_DATABASE_URL is not a valid PostgreSQL URL or connection "
