@@ -78,6 +78,30 @@ def test_a_missing_file_is_not_created_when_creating_is_off(tmp_path: Path) -> N
     assert not path.exists() and not path.parent.exists()
 
 
+def test_a_path_below_a_file_is_one_sentence(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("x")
+    with pytest.raises(StorageError) as exc:
+        opened(tmp_path / "notes.txt" / "memories.db")
+    assert one_sentence(exc) == (
+        f"{tmp_path / 'notes.txt' / 'memories.db'} cannot be a database: {tmp_path / 'notes.txt'} is a "
+        "file, not a folder. Set MCP_MEMORY_DB_PATH to a file path in a folder you can write (e.g. "
+        "…/memories.db)."
+    )
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="mknod needs root")
+def test_a_device_is_never_opened_as_a_database(tmp_path: Path) -> None:
+    null = tmp_path / "null"
+    os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # what /dev/null is
+    for create in (True, False):
+        with pytest.raises(StorageError) as exc:
+            opened(null, create=create)
+        assert "is a device or other special file, not a database file" in one_sentence(exc)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["null"]  # no -journal or -wal beside it
+    with pytest.raises(StorageError, match="is a folder, not a database file"):
+        opened(tmp_path)
+
+
 def test_another_programs_database_is_never_written(tmp_path: Path) -> None:
     path = tmp_path / "notes.db"
     conn = sqlite3.connect(path)

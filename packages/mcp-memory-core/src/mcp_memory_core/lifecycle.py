@@ -4,6 +4,7 @@ search and lists at once; a sweep then tombstones it with ``deleted_at`` = the m
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -22,20 +23,37 @@ DEFAULT_TTL: dict[MemoryType, timedelta | None] = {
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d|w)?\s*$", re.IGNORECASE)
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800}
 _NEVER = {"never", "none", "off", "0", ""}
+# Expiry dates are datetimes (year 9999 at most): a longer lifetime than this is "never".
+MAX_LIFETIME = timedelta(days=1000 * 365)
 
 
 def parse_duration(text: str | float | int | timedelta | None) -> timedelta | None:
-    """``48h``, ``90d``, ``2w``, ``30m``, ``3600`` (seconds) or ``never`` (None)."""
+    """``48h``, ``90d``, ``2w``, ``30m``, ``3600`` (seconds) or ``never`` (None); at most 1000 years."""
     if text is None or isinstance(text, timedelta):
         return text
     if isinstance(text, int | float):
-        return timedelta(seconds=float(text)) if text > 0 else None
-    if text.strip().lower() in _NEVER:
+        seconds = math.inf if text > MAX_LIFETIME.total_seconds() else float(text)
+    elif text.strip().lower() in _NEVER:
         return None
-    match = _DURATION.match(text)
-    if match is None:
-        raise InvalidInputError(f"{text!r} is not a duration: use e.g. 48h, 90d, 2w, 30m, 3600 or never.")
-    return timedelta(seconds=float(match.group(1)) * _UNITS[(match.group(2) or "s").lower()])
+    else:
+        match = _DURATION.match(text)
+        if match is None:
+            raise InvalidInputError(
+                f"{_shown(text)} is not a duration: use e.g. 48h, 90d, 2w, 30m, 3600 or never."
+            )
+        seconds = float(match.group(1)) * _UNITS[(match.group(2) or "s").lower()]
+    if not seconds > 0:
+        return None
+    if seconds > MAX_LIFETIME.total_seconds():  # also inf, and 10**30 days
+        raise InvalidInputError(
+            f"{_shown(text)} is longer than 1000 years: use never for a lifetime without end."
+        )
+    return timedelta(seconds=seconds)
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:36]}…{text[-3:]}"
 
 
 @dataclass(frozen=True)

@@ -205,6 +205,25 @@ class Settings(BaseSettings):
         parse_duration(value)  # raises a clear error for a bad duration
         return value
 
+    @field_validator("public_url")
+    @classmethod
+    def _public_url(cls, value: str | None) -> str | None:
+        """The URL clients reach the server at: http(s), with a host (the OAuth metadata needs one)."""
+        if value is None or not value.strip():
+            return None
+        from pydantic import AnyHttpUrl, TypeAdapter, ValidationError
+
+        try:
+            parsed = TypeAdapter(AnyHttpUrl).validate_python(value.strip())
+        except ValidationError:
+            parsed = None
+        if parsed is None or not parsed.host:
+            raise ValueError(
+                f"{value[:80]!r} is not an http(s) URL: give the address clients use, e.g. "
+                "https://memory.example.com"
+            )
+        return value.strip()
+
     @field_validator("user")
     @classmethod
     def _user(cls, value: str) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import os
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
@@ -41,6 +42,7 @@ T = TypeVar("T")
 EXIT_ERROR = 1
 EXIT_USAGE = 2  # click's own status for a usage error (click.UsageError.exit_code)
 EXIT_CONFIG = EXIT_USAGE  # an invalid setting is a wrong command line too: fix it, run again
+DEBUG_ENV = "MCP_MEMORY_DEBUG"  # set: an unexpected error shows its traceback
 
 
 def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
@@ -104,6 +106,28 @@ def namespace_option(help: str) -> Callable[[Callable[..., Any]], Callable[..., 
     return click.option("--namespace", default=None, metavar="NS", help=help)
 
 
+def limit_option(default: int, high: int, what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--limit N``, from 1 to ``high``: anything else (a 5,000-digit number too) is refused here, in
+    the engine's words, before a store sees it."""
+
+    def check(ctx: click.Context, param: click.Parameter, value: str) -> int:
+        text = value.strip()
+        number = int(text) if text.isdecimal() and len(text) <= len(str(high)) else None
+        if number is None or not 1 <= number <= high:
+            shown = text if len(text) <= 20 else f"{text[:8]}…{text[-4:]} ({len(text)} characters)"
+            fail(f"limit must be an integer from 1 to {high}; got {shown}.")
+        return number
+
+    return click.option(
+        "--limit",
+        default=str(default),
+        metavar="N",
+        callback=check,
+        show_default=True,
+        help=f"{what} (1-{high}).",
+    )
+
+
 READ_NAMESPACE_HELP = (
     "Read this namespace only ('*': every namespace you may read); default: the current project and 'user'."
 )
@@ -112,11 +136,17 @@ READ_NAMESPACE_HELP = (
 def use_vault(path: Path | None) -> None:
     """``--path DIR``: the markdown vault DIR (MCP_MEMORY_STORE=markdown, MCP_MEMORY_VAULT=DIR), set
     before anything reads the settings."""
-    import os
-
     if path is not None:
+        folder = path.expanduser().resolve()
+        blocking = next((p for p in (folder, *folder.parents) if p.exists() and not p.is_dir()), None)
+        if blocking is not None:
+            fail(
+                f"--path {path}: {blocking} is not a folder; a vault is a folder (an existing one, or a "
+                "new one to create with `mcp-memory init --path DIR`).",
+                EXIT_USAGE,
+            )
         os.environ["MCP_MEMORY_STORE"] = "markdown"
-        os.environ["MCP_MEMORY_VAULT"] = str(path.expanduser().resolve())
+        os.environ["MCP_MEMORY_VAULT"] = str(folder)
 
 
 def path_option(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -163,10 +193,18 @@ def cli(ctx: click.Context, verbose: bool) -> None:
         configure_logging(logging.INFO if verbose else max(settings_level, logging.WARNING))
 
 
+def _bind_address(host: str) -> str:
+    from .http_security import is_host
+
+    if not is_host(host):
+        raise click.BadParameter(
+            f"{host[:80]!r} is not an IP address or a host name; use e.g. 127.0.0.1, 0.0.0.0 or ::1."
+        )
+    return host
+
+
 def _env_log_level(default: str) -> str:
     """MCP_MEMORY_LOG_LEVEL, read without importing the settings machinery (it is on the startup path)."""
-    import os
-
     return os.environ.get("MCP_MEMORY_LOG_LEVEL", default)
 
 
@@ -178,7 +216,13 @@ def _env_log_level(default: str) -> str:
     show_default=True,
     help="stdio for MCP clients that spawn the server; http serves streamable HTTP.",
 )
-@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP only: the address to bind.")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    callback=lambda ctx, param, value: _bind_address(value),
+    help="HTTP only: the address to bind.",
+)
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="HTTP only.")
 @click.option(
     "--no-auth",
@@ -231,7 +275,7 @@ def serve(
 
 
 @cli.command("list")
-@click.option("--limit", type=int, default=50, show_default=True, help="Page size (1-1000).")
+@limit_option(50, 1000, "Page size")
 @click.option("--cursor", default=None, help="next_cursor of the previous page.")
 @namespace_option(READ_NAMESPACE_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -271,7 +315,7 @@ def list_command(limit: int, cursor: str | None, namespace: str | None, as_json:
 
 @cli.command()
 @click.argument("query")
-@click.option("--limit", type=int, default=10, show_default=True, help="Maximum results (1-100).")
+@limit_option(10, 100, "Maximum results")
 @namespace_option(READ_NAMESPACE_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def search(query: str, limit: int, namespace: str | None, as_json: bool) -> None:
@@ -412,8 +456,6 @@ MEMORY_TYPES = ("working", "episodic", "semantic", "procedural")
 def _export_time() -> datetime | None:
     """``SOURCE_DATE_EPOCH`` (the reproducible-builds convention) fixes ``exported_at``, so two exports
     of the same memories are byte-identical."""
-    import os
-
     raw = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
     if not raw:
         return None
@@ -487,9 +529,12 @@ def export_command(
                     scope=local_scope(engine),
                     progress=report,
                 )
-                sys.stdout.flush()
-                sys.stdout.buffer.write(buffer.getvalue().encode("utf-8"))  # UTF-8 whatever the locale
-                sys.stdout.buffer.flush()
+                try:
+                    sys.stdout.flush()
+                    sys.stdout.buffer.write(buffer.getvalue().encode("utf-8"))  # UTF-8 whatever the locale
+                    sys.stdout.buffer.flush()
+                except OSError as exc:  # a full disk behind a redirection, a closed pipe
+                    fail(f"cannot write the export to stdout: {exc.strerror or exc}.")
                 return count, ns
             return _export_to_file(engine, Path(output), ns, now, with_vectors, report), ns
 
@@ -502,6 +547,33 @@ def export_command(
     click.echo(f"Exported {count} memories ({where}) to {target}.", err=True)
 
 
+def _export_target(path: Path) -> Path:
+    """Where ``export -o`` may write: a new file, or a regular file it replaces (by renaming a
+    temporary file over it). A symlink, a folder, a device or a pipe is refused, never replaced."""
+    import stat
+
+    path = path.expanduser()
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return path
+    except OSError as exc:  # a file where a folder should be, a folder this user may not enter
+        fail(f"cannot write {path}: {exc.strerror or exc}; choose another path.")
+    if not stat.S_ISREG(mode):
+        kind = (
+            "a symbolic link"
+            if stat.S_ISLNK(mode)
+            else "a folder"
+            if stat.S_ISDIR(mode)
+            else "a device, pipe or socket"
+        )
+        fail(
+            f"refusing to export to {path}: it is {kind}, not a regular file (it would be replaced); "
+            "name a new or regular file, or use -o - for stdout."
+        )
+    return path
+
+
 def _export_to_file(
     engine: MemoryEngine,
     path: Path,
@@ -510,12 +582,11 @@ def _export_to_file(
     vectors: bool,
     report: Callable[[int, int], None],
 ) -> int:
-    import os
     import tempfile
 
     from mcp_memory_core.transfer import export_memories
 
-    path = path.expanduser()
+    path = _export_target(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -533,9 +604,11 @@ def _export_to_file(
                 progress=report,
             )
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, OSError):  # a full disk, a quota, an I/O error: the target is untouched
+            fail(f"cannot write {path}: {exc.strerror or exc}; nothing was exported (the file is unchanged).")
         raise
     return count
 
@@ -850,7 +923,17 @@ from . import (  # noqa: E402
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     tune_process()  # single-threaded BLAS, fixed mmap threshold: before numpy is imported
-    cli.main(args=argv, prog_name="mcp-memory")
+    try:
+        cli.main(args=argv, prog_name="mcp-memory")
+    except Exception as exc:  # a bug: every expected error has its own sentence before this
+        if os.environ.get(DEBUG_ENV, "").strip() not in ("", "0"):
+            raise
+        click.echo(
+            f"mcp-memory: internal error: {type(exc).__name__}: {one_line(str(exc), 300)} — rerun with "
+            f"{DEBUG_ENV}=1 for the traceback, and please report it.",
+            err=True,
+        )
+        sys.exit(EXIT_ERROR)
 
 
 if __name__ == "__main__":

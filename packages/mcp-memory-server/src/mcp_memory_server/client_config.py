@@ -28,7 +28,6 @@ Where each client keeps its servers, checked against its documentation (2026):
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -39,7 +38,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from .config_files import ConfigFileError, dump_json, json_indent, read_config, replace_config
+from .config_files import (
+    ConfigFileError,
+    dump_json,
+    json_indent,
+    load_json,
+    read_config,
+    replace_config,
+)
 from .launch import Launch
 
 ClientConfigError = ConfigFileError  # the name callers catch
@@ -276,16 +282,8 @@ def _merge_json(
     client: Client, text: str, path: Path, name: str, entry: dict[str, Any], force: bool
 ) -> tuple[str, Action]:
     if text.strip():
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            hint = (
-                " (VS Code allows comments there; add the snippet by hand)" if client.key == "vscode" else ""
-            )
-            raise ClientConfigError(
-                f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}){hint}; "
-                "left untouched."
-            ) from None
+        hint = " (VS Code allows comments there; add the snippet by hand)" if client.key == "vscode" else ""
+        data = load_json(text, path, hint)
     else:
         data = {}
     if not isinstance(data, dict):

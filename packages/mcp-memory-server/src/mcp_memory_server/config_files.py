@@ -25,6 +25,22 @@ def decode_text(raw: bytes, path: Path) -> str:
         raise ConfigFileError(f"{path} is not UTF-8 text; left untouched.") from None
 
 
+def load_json(text: str, path: Path, hint: str = "") -> Any:
+    """The JSON in a configuration file's ``text``; a ConfigFileError when it is not JSON (``hint`` is
+    added to that sentence) or nests deeper than Python's parser can go."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigFileError(
+            f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}){hint}; "
+            "left untouched."
+        ) from None
+    except RecursionError:
+        raise ConfigFileError(
+            f"{path} nests JSON too deeply to be a configuration file; left untouched."
+        ) from None
+
+
 def json_indent(text: str) -> str:
     """The indentation the file already uses (two spaces for a new one)."""
     match = re.search(r"^[{\[][ \t]*\r?\n([ \t]+)\S", text, re.MULTILINE)
@@ -94,12 +110,15 @@ def read_config(path: Path) -> tuple[Path, bytes | None, str]:
     written through), its bytes (None: it does not exist yet) and its text ('' when new)."""
     path = path.expanduser()
     target = path.resolve() if path.is_symlink() else path
+    if target.exists() and not target.is_file():  # before reading: /dev/zero never ends
+        raise ConfigFileError(
+            f"{path} is not a regular file (a folder, a device or a pipe); left untouched. "
+            "Name the client's configuration file."
+        )
     try:
         raw = target.read_bytes() if target.exists() else None
     except OSError as exc:
         raise ConfigFileError(f"Cannot read {path}: {exc.strerror or exc}.") from None
-    if raw is not None and not target.is_file():
-        raise ConfigFileError(f"{path} is not a file.")
     return target, raw, decode_text(raw, path) if raw is not None else ""
 
 

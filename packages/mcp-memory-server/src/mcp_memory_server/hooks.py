@@ -136,6 +136,8 @@ def read_payload(raw: bytes) -> dict[str, Any]:
         payload = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise HookInputError(f"stdin is not JSON ({exc}).") from None
+    except RecursionError:
+        raise HookInputError("stdin nests JSON too deeply to be a hook's input.") from None
     if not isinstance(payload, dict):
         raise HookInputError("stdin is not a JSON object.")
     return payload
@@ -301,7 +303,7 @@ def _assistant_line(line: bytes) -> str:
         return ""
     try:
         return _entry_text(json.loads(line)) or ""
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return ""
 
 
@@ -380,7 +382,7 @@ def hook_plugins(settings: Settings) -> PluginManager:
 def _read_plugin_cache(path: Path, fingerprint: list[list[str]]) -> dict[str, str] | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     if not isinstance(data, dict) or data.get("fingerprint") != fingerprint:
         return None

@@ -26,7 +26,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from .config_files import ConfigFileError, dump_json, json_indent, read_config, replace_config
+from .config_files import (
+    ConfigFileError,
+    dump_json,
+    json_indent,
+    load_json,
+    read_config,
+    replace_config,
+)
 from .launch import SERVER_SCRIPT, detect_launch
 
 # event -> (our command's name, Claude Code's timeout for it in seconds). A hook that times out is a
@@ -199,12 +206,7 @@ def _edit(
 def _parse(text: str, path: Path) -> dict[str, Any]:
     if not text.strip():
         return {}
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise HookSettingsError(
-            f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); left untouched."
-        ) from None
+    data = load_json(text, path)
     if not isinstance(data, dict):
         raise HookSettingsError(f"{path} does not hold a JSON object; left untouched.")
     hooks = data.get("hooks")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -27,6 +28,23 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 LOOPBACK_NAMES = ("localhost",)
+_LABEL = re.compile(r"^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$")
+
+
+def is_host(host: str) -> bool:
+    """True for an IP address (``[::1]`` too) or a DNS name (letters, digits and hyphens in dot-separated
+    labels); False for anything a server cannot bind to, such as ``not a host`` or ``999.1.1.1``."""
+    name = host.strip()
+    name = name[1:-1] if name.startswith("[") and name.endswith("]") else name
+    try:
+        ipaddress.ip_address(name)
+        return True
+    except ValueError:
+        pass
+    labels = name.removesuffix(".").split(".")
+    if not name or len(name) > 253 or all(label.isdigit() for label in labels):
+        return False
+    return all(_LABEL.match(label) for label in labels)
 
 
 def is_loopback(host: str) -> bool:

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
+from mcp_memory_core.local_files import database_path_problem
 from mcp_memory_core.tokens import TokenInfo, TokenStoreError
 
 _SCHEMA = """
@@ -47,6 +48,12 @@ class SqliteTokenTable:
 
     @contextlib.contextmanager
     def _db(self, *, create: bool) -> Iterator[sqlite3.Connection]:
+        problem = database_path_problem(self.path)
+        if problem is not None:  # before SQLite leaves a journal beside /dev/null
+            raise TokenStoreError(
+                f"{problem}: set MCP_MEMORY_TOKENS_PATH to a file path in a folder you can write "
+                "(e.g. …/tokens.db)."
+            )
         if not self.path.exists():
             if not create:
                 raise TokenStoreError(

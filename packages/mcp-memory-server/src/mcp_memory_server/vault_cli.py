@@ -31,7 +31,13 @@ def init_command(path: Path | None, as_json: bool) -> None:
         initialize = getattr(store, "initialize", None)
         if not callable(initialize):
             fail(f"The store {settings.store!r} needs no init: it creates its database on first use.")
-        created: list[str] = initialize()
+        try:
+            created: list[str] = initialize()
+        except OSError as exc:  # /proc, a read-only mount, a file where a folder should be
+            fail(
+                f"cannot create the store's layout in {getattr(store, 'location', '?')}: "
+                f"{exc.strerror or exc} ({exc.filename}); choose a folder you can write (--path DIR)."
+            )
     where = getattr(store, "location", "?")
     if as_json:
         emit_json({"location": str(where), "created": created})

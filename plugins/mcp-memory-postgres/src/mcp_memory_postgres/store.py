@@ -105,6 +105,21 @@ class JsonbRowCodec(RowCodec):
 _CODEC = JsonbRowCodec()
 
 
+def _check_url(url: str) -> None:
+    """Refuse a URL libpq cannot parse (no connection made), before any method hands it to psycopg:
+    psycopg's words would be a traceback, and may quote the URL, password and all."""
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        conninfo_to_dict(url)
+    except psycopg.ProgrammingError:
+        raise StorageError(
+            "MCP_MEMORY_DATABASE_URL is not a valid PostgreSQL URL or connection string: use e.g. "
+            "postgresql://mcp@db.internal/memory."
+        ) from None
+
+
 def redact(url: str) -> str:
     """``url`` without its password (for logs, errors and ``location``)."""
     from psycopg.conninfo import conninfo_to_dict
@@ -134,6 +149,7 @@ class PostgresStore(Reembedding):
     ) -> None:
         if not isinstance(url, str) or not url.strip():
             raise ValueError("The PostgreSQL store needs a database URL (MCP_MEMORY_DATABASE_URL).")
+        _check_url(url)
         self._url = url
         self._location = redact(url)
         self._pool_size = max(2, int(pool_size))

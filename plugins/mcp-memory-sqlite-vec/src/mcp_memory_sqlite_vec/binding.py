@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+from mcp_memory_core.errors import PluginError
+
 BINDINGS: dict[str, str] = {"stdlib": "sqlite3", "sqlean": "sqlean", "pysqlite3": "pysqlite3.dbapi2"}
 ENV_VAR = "MCP_MEMORY_SQLITE_BINDING"
 
@@ -23,8 +25,8 @@ _lock = threading.Lock()
 _cache: dict[str | None, Binding] = {}
 
 
-class BindingError(RuntimeError):
-    """No usable SQLite binding: none can load sqlite-vec with FTS5."""
+class BindingError(PluginError, RuntimeError):
+    """No usable SQLite binding: none can load sqlite-vec with FTS5 (or the one asked for is unknown)."""
 
 
 @dataclass(frozen=True)

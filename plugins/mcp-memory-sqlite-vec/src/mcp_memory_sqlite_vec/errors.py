@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from mcp_memory_core.errors import StorageError
+from mcp_memory_core.local_files import database_path_problem
 
 Action = Literal["open", "read", "write"]
 _DOING = {"open": "opening", "read": "reading", "write": "writing to"}
@@ -68,6 +69,15 @@ def refuse_foreign(conn: Any, location: str) -> None:
         raise StorageError(
             f"{location} is another program's SQLite database (tables: {shown}): mcp-memory will not "
             "write into it. Point MCP_MEMORY_DB_PATH at a new file."
+        )
+
+
+def check_database_path(path: Path) -> None:
+    """Raise StorageError when ``path`` cannot be a database file (see ``database_path_problem``)."""
+    problem = database_path_problem(path)
+    if problem is not None:
+        raise StorageError(
+            f"{problem}. Set MCP_MEMORY_DB_PATH to a file path in a folder you can write (e.g. …/memories.db)."
         )
 
 

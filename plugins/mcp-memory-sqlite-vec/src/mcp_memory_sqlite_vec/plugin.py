@@ -8,11 +8,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from mcp_memory_core import StoreSpec, hookimpl
 
+from .binding import BINDINGS
 from .store import SqliteVecStore
 
 if TYPE_CHECKING:
@@ -48,6 +49,14 @@ class SqliteVecSettings(BaseSettings):
         description="Above this many vectors the cache keeps only sign bits (48 B per 384-d vector) and "
         "reranks candidates exactly from SQLite (approximate; much less memory)",
     )
+
+    @field_validator("binding")
+    @classmethod
+    def _known_binding(cls, value: str | None) -> str | None:
+        name = (value or "").strip().lower()
+        if name and name not in BINDINGS:
+            raise ValueError(f"{value!r} is not a SQLite binding: choose one of {', '.join(BINDINGS)}")
+        return name or None
 
 
 def _make(settings: Settings) -> SqliteVecStore:

@@ -104,6 +104,7 @@ from .binding import Binding, select_binding
 from .cache_sync import VectorCacheSync
 from .errors import (
     Action,
+    check_database_path,
     check_same_file,
     create_private_file,
     file_identity,
@@ -257,6 +258,7 @@ class SqliteVecStore(VectorCacheSync, Reembedding):
                 return
             binding = select_binding(self._binding_name)
             if isinstance(self._path, Path):
+                check_database_path(self._path)
                 if not self._path.exists() and not self._create:
                     raise StorageError(
                         f"There is no memory database at {self._path}: nothing was stored there yet, or "

@@ -122,6 +122,13 @@ def check_storage(ctx: Context) -> Check:
                 f"{path} is a folder, not a database file.",
                 "Set MCP_MEMORY_DB_PATH to a file path (e.g. …/memories.db).",
             )
+        if not path.is_file():  # /dev/null: SQLite would open it, keep a journal beside it, store nothing
+            return fail(
+                "storage",
+                f"{path} is a device or other special file, not a database file: nothing stored would be kept.",
+                "Set MCP_MEMORY_DB_PATH to a file path (e.g. …/memories.db).",
+                path=str(path),
+            )
         access = {"read": os.access(path, os.R_OK), "write": os.access(path, os.W_OK)}
         read_error = _can_open(path, "rb") if access["read"] else "permission denied"
         if read_error is not None:
