@@ -40,6 +40,7 @@ def engine(tmp_path, monkeypatch):
         "MCP_MEMORY_FLOOR_SIMILARITY",
         "MCP_MEMORY_FLOOR_STANDOUT",
         "MCP_MEMORY_FLOOR_KEYWORD_SIMILARITY",
+        "MCP_MEMORY_FLOOR_BEST_SIMILARITY",
     ):
         monkeypatch.delenv(var, raising=False)
     from mcp_memory_server.assembly import build_engine

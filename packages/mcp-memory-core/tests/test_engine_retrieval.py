@@ -195,3 +195,20 @@ def test_access_tracking_can_be_off():
 
 def test_dates_are_timezone_aware():
     assert Filters.parse(created_after="2026-01-02").created_after == datetime(2026, 1, 2, tzinfo=UTC)
+
+
+def test_what_a_search_ranks_does_not_depend_on_its_limit():
+    """An agent asks with limit 5 or 10: it gets the top of what limit=50 ranks, not the top of a
+    smaller pool. Here the third best memory is only the 43rd nearest by itself; its conversation's
+    prior lifts it, and a pool sized by the limit (4 x 5) never saw it."""
+    from mcp_memory_rankers import HybridRanker
+
+    engine = MemoryEngine(InMemoryStore(), HashEmbedder(1024), HybridRanker(), track_access=False)
+    engine.store_memory("alpha beta gamma one", thread="talk")
+    engine.store_memory("alpha beta gamma two", thread="talk")
+    for i in range(40):
+        engine.store_memory(f"alpha filler{i}", thread=f"aside-{i}")
+    lifted = engine.store_memory("alpha zed yak wombat", thread="talk").memory
+    wide = [hit.memory.id for hit in engine.search_memories("alpha beta gamma", limit=50)]
+    assert lifted.id in wide[:5]
+    assert [hit.memory.id for hit in engine.search_memories("alpha beta gamma", limit=5)] == wide[:5]

@@ -80,3 +80,22 @@ def test_the_engine_holds_back_what_does_not_clear_and_says_so():
     engine.relevance_floor = None
     unfloored = engine.search("volcano eruption seismology", limit=5)
     assert len(unfloored.hits) == 5 and unfloored.floor is None and unfloored.below_floor == 0
+
+
+def test_the_best_ranked_memory_is_never_hidden_above_its_own_bar():
+    """A paraphrase sharing no word with its memory can sit as low as the crowd: the ranker's best is
+    still returned (at min_best_similarity), the rest of the crowd is not, and below the bar nothing is."""
+    from mcp_memory_core import ScoredCandidate
+
+    floor = dataclasses.replace(FLOOR, min_best_similarity=0.15)
+    paraphrased = make_candidate("The user runs the Porto half-marathon", 0.24, vector_rank=1)
+    others = [make_candidate(f"fact {i}", 0.22, vector_rank=2 + i) for i in range(BACKGROUND_K)]
+    ranked = [
+        ScoredCandidate(candidate=c, score=1.0 - i / 100, parts={})
+        for i, c in enumerate([paraphrased, *others])
+    ]
+    kept, _ = floor.kept([paraphrased, *others], ranked)
+    assert [s.candidate for s in kept] == [paraphrased]
+    assert FLOOR.kept([paraphrased, *others], ranked)[0] == []  # without the bar: "nothing stored"
+    weak = [dataclasses.replace(c, vector_similarity=0.1) for c in (paraphrased, *others)]
+    assert floor.kept(weak, [dataclasses.replace(s, candidate=c) for s, c in zip(ranked, weak)])[0] == []

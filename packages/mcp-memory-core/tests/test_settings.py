@@ -35,16 +35,24 @@ def test_the_relevance_floor_is_the_embedders_calibration_with_settings_on_top(m
     class Uncalibrated:
         pass
 
-    for var in ("RELEVANCE_FLOOR", "FLOOR_SIMILARITY", "FLOOR_STANDOUT", "FLOOR_KEYWORD_SIMILARITY"):
+    for var in (
+        "RELEVANCE_FLOOR",
+        "FLOOR_SIMILARITY",
+        "FLOOR_STANDOUT",
+        "FLOOR_KEYWORD_SIMILARITY",
+        "FLOOR_BEST_SIMILARITY",
+    ):
         monkeypatch.delenv(f"MCP_MEMORY_{var}", raising=False)
     assert Settings().floor(Calibrated()) == ALL_MINILM_L6_V2
     assert Settings().floor(Uncalibrated()) is None  # no scale known: no floor
     monkeypatch.setenv("MCP_MEMORY_FLOOR_STANDOUT", "0.2")
-    assert Settings().floor(Calibrated()) == RelevanceFloor(0.40, 0.2, 0.30)
+    assert Settings().floor(Calibrated()) == RelevanceFloor(0.40, 0.2, 0.30, 0.20)
     assert Settings().floor(Uncalibrated()) is None  # one value is not a calibration
     monkeypatch.setenv("MCP_MEMORY_FLOOR_SIMILARITY", "0.5")
     monkeypatch.setenv("MCP_MEMORY_FLOOR_KEYWORD_SIMILARITY", "0.4")
-    assert Settings().floor(Uncalibrated()) == RelevanceFloor(0.5, 0.2, 0.4)
+    assert Settings().floor(Uncalibrated()) == RelevanceFloor(0.5, 0.2, 0.4)  # the best: as any other
+    monkeypatch.setenv("MCP_MEMORY_FLOOR_BEST_SIMILARITY", "0.1")
+    assert Settings().floor(Uncalibrated()) == RelevanceFloor(0.5, 0.2, 0.4, 0.1)
     monkeypatch.setenv("MCP_MEMORY_RELEVANCE_FLOOR", "false")
     assert Settings().floor(Calibrated()) is None
 

@@ -72,6 +72,25 @@ def test_a_thread_with_several_matches_rises_together():
     assert ranked[0].candidate.memory.thread == "pair"
 
 
+def test_facts_one_session_stored_are_not_one_conversation():
+    """An agent's unrelated facts share its MCP session's default thread: a strong match among them
+    must not lift its neighbours in storage above a better match from another session."""
+    session = "mcp-session:0b3f6c1e-0000-4000-8000-000000000001"
+    other = "mcp-session:0b3f6c1e-0000-4000-8000-000000000002"
+    strong = make_candidate("The user's shell is fish", 0.80, thread=session)
+    unrelated = make_candidate("Invoices go out on the 1st", 0.30, thread=session)
+    better = make_candidate("Standups are at 9:30", 0.35, thread=other)
+    ranked = HybridRanker(HybridSettings(neighbour_weight=0)).rank("q", [strong, unrelated, better], NOW)
+    order = [s.candidate.memory.id for s in ranked]
+    assert order.index(better.memory.id) < order.index(unrelated.memory.id)
+    # a thread the client named is a conversation, and so are turns with speakers in a session's thread
+    named = [make_candidate(text, sim, thread="standup-notes") for text, sim in (("a", 0.8), ("b", 0.3))]
+    turns = [make_candidate(text, sim, thread=session) for text, sim in (("Mel: a", 0.8), ("Ana: b", 0.3))]
+    for pair in (named, turns):
+        parts = {s.candidate.memory.id: s.parts["thread"] for s in HybridRanker().rank("q", pair, NOW)}
+        assert parts[pair[0].memory.id] == parts[pair[1].memory.id] > 0
+
+
 def test_a_date_in_the_query_lifts_memories_of_that_time():
     may = make_candidate("Mel: we went to the beach", 0.5, occurred_at=datetime(2023, 5, 20, tzinfo=UTC))
     june = make_candidate("Mel: we went to the beach", 0.5, occurred_at=datetime(2023, 6, 4, tzinfo=UTC))

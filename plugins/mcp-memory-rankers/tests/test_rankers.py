@@ -119,3 +119,33 @@ def test_all_rankers_are_registered():
     for name in ("similarity", "hybrid", "recency", "importance"):
         assert isinstance(pm.ranker(name), RankerSpec)
         assert pm.ranker(name).factory(None) is not None
+
+
+def _facts(word_match_similarity: float, background: float) -> list:
+    """A query's candidates: the best match by meaning (no shared word), a memory sharing an ordinary
+    word with the query, and 30 others at ``background`` similarity."""
+    best = make_candidate("The user is red-green colour-blind", 0.36, vector_rank=1)
+    shares_word = make_candidate(
+        "Tailwind was picked over Bootstrap",
+        word_match_similarity,
+        vector_rank=2,
+        keyword_score=4.0,
+        keyword_rank=1,
+    )
+    rest = [make_candidate(f"fact {i}", background, vector_rank=3 + i) for i in range(30)]
+    return [best, shares_word, *rest]
+
+
+def test_a_shared_word_does_not_outrank_meaning_among_facts():
+    """Short facts (the background far below the best match): a word in common counts only for a
+    memory nearly as close by meaning as the best."""
+    candidates = _facts(word_match_similarity=0.29, background=0.15)
+    ranked = HybridRanker().rank("pick a chart palette for them", candidates, NOW)
+    assert ranked[0].candidate.memory.content.startswith("The user is red-green")
+
+
+def test_keywords_still_count_where_the_vectors_cannot_tell_memories_apart():
+    """Conversation turns (everything close to the query): the shared word decides."""
+    candidates = _facts(word_match_similarity=0.33, background=0.32)
+    ranked = HybridRanker().rank("pick a chart palette for them", candidates, NOW)
+    assert ranked[0].candidate.memory.content.startswith("Tailwind")

@@ -103,7 +103,10 @@ SWEEP_INTERVAL_SECONDS = 60.0
 DUPLICATE_CHECK_K = 5
 PURGE_BATCH = 500
 LIST_CHUNK = 100  # rows list_memories reads at a time while filling a page
-NEIGHBOUR_DEPTH = 10  # search brings the thread neighbours of at least this many leading candidates
+# What a search ranks does not depend on its limit (up to SEARCH_POOL): the top 5 of limit=5 are the
+# top 5 of limit=50. Chosen on LoCoMo dev against the latency of the search at 1k and 100k.
+SEARCH_POOL = 50  # candidates each channel brings (more when versions collapse into fewer heads)
+NEIGHBOUR_DEPTH = 10  # the leading candidates whose thread neighbours join them
 
 
 def _json_bytes(memory: Memory) -> int:
@@ -1035,9 +1038,7 @@ class MemoryEngine:
         memories that can be returned, and none can bring back one the floor held back."""
         if self.relevance_floor is None:
             return list(ranked), None, 0
-        background = self.relevance_floor.background(candidates)
-        by_id = {c.memory.id: c for c in candidates}
-        kept = [s for s in ranked if self.relevance_floor.clears(s.candidate, by_id, background)]
+        kept, background = self.relevance_floor.kept(candidates, ranked)
         top = {s.candidate.memory.id for s in ranked[:limit]}
         held_back = len(top - {s.candidate.memory.id for s in kept})
         return kept, self.relevance_floor.describe(background), held_back
@@ -1132,7 +1133,7 @@ class MemoryEngine:
         filter, collapse into fewer candidates than asked for: fetch deeper until the vector channel
         alone yields ``limit`` candidates or the store is exhausted.
         """
-        k = min(max(4 * limit, 32), MAX_KNN_K)
+        k = min(max(SEARCH_POOL, limit), MAX_KNN_K)
         keyword = self.store.capabilities.keyword_search
         while True:
             vector_pairs = self.store.knn(vector, k, where)
@@ -1180,7 +1181,7 @@ class MemoryEngine:
         Leading: the best ``max(limit, NEIGHBOUR_DEPTH)`` by their better channel rank, in a thread, and
         said by someone (:func:`.turns.speaker_of`): a memory without a speaker has no replies, so
         its neighbours cannot lift anything (LoCoMo dev: expanding the best 10 does as well as all)."""
-        depth = max(limit, NEIGHBOUR_DEPTH)
+        depth = max(limit if limit > SEARCH_POOL else 0, NEIGHBOUR_DEPTH)
         leading = sorted(
             candidates, key=lambda c: min(c.vector_rank or MAX_KNN_K, c.keyword_rank or MAX_KNN_K)
         )[:depth]

@@ -15,7 +15,10 @@ whether a candidate is about the query at all. A candidate clears it when its co
   word with the query: "Biscuit learned to fetch" for "Biscuit the dog");
 
 and a reply (:func:`.turns.is_reply`) whose previous turn clears it clears it too (the question it
-answers is about the query).
+answers is about the query). The ranker's best candidate also clears it at ``min_best_similarity``:
+a paraphrase sharing no word with its memory can sit as low as an unrelated memory, and hiding the
+best match would answer "nothing stored" when the answer is stored; an off-topic question then gets
+at most that one weak result, its low score saying so.
 
 The values belong to the embedding model (each has its own cosine scale), so an embedder declares
 them as its ``relevance_floor`` attribute; without one, search has no floor unless the settings give
@@ -29,11 +32,26 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from .models import Candidate
+from .models import Candidate, ScoredCandidate
 from .turns import is_reply
 
 BACKGROUND_K = 32
 BACKGROUND_PRIOR = 0.15
+
+
+def background_similarity(candidates: Sequence[Candidate]) -> float:
+    """The query's background: the median similarity of its ``BACKGROUND_K`` nearest memories (by the
+    vector channel's ranks; a store with fewer counts the missing ones at ``BACKGROUND_PRIOR``)."""
+    nearest = sorted(
+        (
+            c.vector_similarity
+            for c in candidates
+            if c.vector_rank is not None and c.vector_similarity is not None
+        ),
+        reverse=True,
+    )[:BACKGROUND_K]
+    nearest += [BACKGROUND_PRIOR] * (BACKGROUND_K - len(nearest))
+    return float(statistics.median(nearest))
 
 
 @dataclass(frozen=True)
@@ -41,19 +59,31 @@ class RelevanceFloor:
     min_similarity: float
     min_standout: float
     min_keyword_similarity: float
+    # The ranker's best candidate clears the floor at this similarity (None: as any other does).
+    min_best_similarity: float | None = None
+
+    def kept(
+        self, candidates: Sequence[Candidate], ranked: Sequence[ScoredCandidate]
+    ) -> tuple[list[ScoredCandidate], float]:
+        """The ranked candidates that clear the floor, in order, and the query's background."""
+        background = self.background(candidates)
+        by_id = {c.memory.id: c for c in candidates}
+        return [
+            s
+            for i, s in enumerate(ranked)
+            if self.clears(s.candidate, by_id, background) or (i == 0 and self._best_clears(s.candidate))
+        ], background
+
+    def _best_clears(self, candidate: Candidate) -> bool:
+        similarity = candidate.vector_similarity
+        return (
+            self.min_best_similarity is not None
+            and similarity is not None
+            and similarity >= self.min_best_similarity
+        )
 
     def background(self, candidates: Sequence[Candidate]) -> float:
-        """The median similarity of the query's nearest memories (by the vector channel's ranks)."""
-        nearest = sorted(
-            (
-                c.vector_similarity
-                for c in candidates
-                if c.vector_rank is not None and c.vector_similarity is not None
-            ),
-            reverse=True,
-        )[:BACKGROUND_K]
-        nearest += [BACKGROUND_PRIOR] * (BACKGROUND_K - len(nearest))
-        return float(statistics.median(nearest))
+        return background_similarity(candidates)
 
     def clears(self, candidate: Candidate, by_id: Mapping[str, Candidate], background: float) -> bool:
         own = [candidate]
@@ -73,15 +103,20 @@ class RelevanceFloor:
         )
 
     def describe(self, background: float) -> dict[str, float]:
-        """What ``explain`` shows: the two thresholds and this query's background."""
-        return {
+        """What ``explain`` shows: the thresholds and this query's background."""
+        shown = {
             "min_similarity": self.min_similarity,
             "min_standout": self.min_standout,
             "min_keyword_similarity": self.min_keyword_similarity,
             "background": round(background, 4),
         }
+        if self.min_best_similarity is not None:
+            shown["min_best_similarity"] = self.min_best_similarity
+        return shown
 
 
 # all-MiniLM-L6-v2's calibration, shared by the plugins that serve that model (minilm on onnxruntime,
 # sentence-transformers): chosen on LoCoMo dev with 30 off-topic questions and 36 paraphrases.
-ALL_MINILM_L6_V2 = RelevanceFloor(min_similarity=0.40, min_standout=0.14, min_keyword_similarity=0.30)
+ALL_MINILM_L6_V2 = RelevanceFloor(
+    min_similarity=0.40, min_standout=0.14, min_keyword_similarity=0.30, min_best_similarity=0.20
+)

@@ -123,6 +123,12 @@ class Settings(BaseSettings):
         le=1.0,
         description="Relevance floor: the similarity that clears it for a memory sharing a word with the query",
     )
+    floor_best_similarity: float | None = Field(
+        default=None,
+        ge=-1.0,
+        le=1.0,
+        description="Relevance floor: the similarity at which the best-ranked memory clears it",
+    )
     auto_context: bool = Field(default=True, description="Attach cwd, project and platform to new memories")
     max_content_bytes: int = Field(
         default=DEFAULT_LIMITS.content_bytes,
@@ -160,11 +166,14 @@ class Settings(BaseSettings):
             "min_keyword_similarity": self.floor_keyword_similarity,
         }
         chosen = {key: value for key, value in given.items() if value is not None}
+        best = (
+            {} if self.floor_best_similarity is None else {"min_best_similarity": self.floor_best_similarity}
+        )
         calibrated = getattr(embedder, "relevance_floor", None)
         if isinstance(calibrated, RelevanceFloor):
-            return dataclasses.replace(calibrated, **chosen)
+            return dataclasses.replace(calibrated, **chosen, **best)
         if len(chosen) == len(given):
-            return RelevanceFloor(**chosen)
+            return RelevanceFloor(**chosen, **best)
         return None
 
     def limits(self) -> Limits:

@@ -15,6 +15,25 @@ from functools import lru_cache
 from .models import Memory
 from .passages import leading_label
 
+# The thread the server gives what one MCP session stores when the client names none.
+SESSION_THREAD_PREFIX = "mcp-session:"
+
+
+def session_thread_id(key: str) -> str:
+    """The server's default thread for a session keyed by ``key`` (a uuid)."""
+    return f"{SESSION_THREAD_PREFIX}{key}"
+
+
+def in_conversation(memory: Memory) -> bool:
+    """True when ``memory``'s thread is a conversation: a thread the client named, or a turn with a
+    speaker. Facts that one MCP session stored in a row share the session's thread without being
+    one conversation, so nothing that reads a thread as a conversation (its prior in ranking) should
+    group them."""
+    thread = memory.thread
+    if thread is None:
+        return False
+    return not thread.startswith(SESSION_THREAD_PREFIX) or speaker_of(memory) is not None
+
 
 def speaker_of(memory: Memory) -> str | None:
     label = _label_speaker(memory.content)

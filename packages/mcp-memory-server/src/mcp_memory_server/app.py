@@ -220,16 +220,18 @@ MetadataFilter = Annotated[
 ]
 
 
-_connection_threads: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
-_PROCESS_THREAD = f"mcp-session:{uuid.uuid4()}"
+_connection_sessions: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+_PROCESS_SESSION = str(uuid.uuid4())
 
 
-def session_thread(ctx: Context[Any, Any] | None) -> str | None:
-    """The default thread of what a client stores: one id per MCP session, so one chat's memories
-    group together. Over HTTP the session is the ``Mcp-Session-Id`` header (hashed: the id itself is
-    never stored) and a stateless request has none (None: no thread). Without HTTP one process serves
-    one client (stdio): a connection that made the handshake gets its own id, a 2026-era client
-    (no handshake, no connection state) the process's. None outside a request."""
+def session_key(ctx: Context[Any, Any] | None) -> str | None:
+    """The key of the MCP session a request belongs to, which names the default thread of what a
+    client stores (:func:`mcp_memory_core.turns.session_thread_id`), so one chat's memories group
+    together. Over HTTP the session is the ``Mcp-Session-Id`` header (hashed: the id itself is never
+    stored) and a stateless request has none (None: no thread). Without HTTP one process serves one
+    client (stdio): a connection that made the handshake gets its own key, a 2026-era client (no
+    handshake, no connection state) the process's. None outside a request. Reads no engine module:
+    the engine may still be loading on another thread."""
     try:
         context = ctx.request_context if ctx is not None else None
     except ValueError:  # no request context (a direct call in a test)
@@ -241,16 +243,16 @@ def session_thread(ctx: Context[Any, Any] | None) -> str | None:
         session_id = getattr(request, "headers", {}).get("mcp-session-id")
         if not session_id:
             return None
-        return f"mcp-session:{uuid.uuid5(uuid.NAMESPACE_URL, 'mcp-session:' + session_id)}"
+        return str(uuid.uuid5(uuid.NAMESPACE_URL, "mcp-session:" + session_id))
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
     session = context.session
     if session.protocol_version in MODERN_PROTOCOL_VERSIONS:
-        return _PROCESS_THREAD
+        return _PROCESS_SESSION
     # The SDK's per-client Connection behind the per-request session proxy has no public accessor;
     # test_server_threads.py holds this in place.
     connection = getattr(session, "_connection", session)
-    return _connection_threads.setdefault(connection, f"mcp-session:{uuid.uuid4()}")
+    return _connection_sessions.setdefault(connection, str(uuid.uuid4()))
 
 
 def current_access_token() -> Any:
@@ -385,9 +387,12 @@ def build_app(
         If the memory replaces something stored before, use update_memory.
         """
 
-        default_thread = session_thread(ctx)  # read here, on the request's task
+        session = session_key(ctx)  # read here, on the request's task
 
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
+            from mcp_memory_core.turns import session_thread_id
+
+            default_thread = session_thread_id(session) if session is not None else None
             outcome = engine.store_memory(
                 content,
                 metadata,

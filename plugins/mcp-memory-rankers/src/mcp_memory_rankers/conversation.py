@@ -9,7 +9,10 @@ docs/benchmarks.md for the figures and commands):
   down-weighted, as its own (done by the ranker before fusion). Unrelated facts one session stored
   in a row (no speakers, or the same one) borrow nothing from each other;
 - **thread**: every memory gets ``thread_weight ·`` the mean of the two best scores in its thread, so
-  the conversation a question is about rises together (a memory without a thread is a thread of one);
+  the conversation a question is about rises together. Only a conversation is a thread here
+  (:func:`mcp_memory_core.turns.in_conversation`: a thread the client named, or turns with speakers);
+  a memory without one, and each of the unrelated facts an MCP session stored in its default
+  thread, is a thread of one;
 - **date**: when the query names a time ("in May 2023", "on 3 June", "last week"), memories whose
   ``occurred_at`` lies in it get ``date_weight``, fading with the days outside it (faster before the
   span than after it: people talk about an event in the days after it happened). Relative phrases
@@ -25,7 +28,7 @@ from datetime import datetime
 
 from mcp_memory_core import Candidate
 from mcp_memory_core.query_dates import TimeSpan, dates_in
-from mcp_memory_core.turns import is_reply
+from mcp_memory_core.turns import in_conversation, is_reply
 
 THREAD_TOP = 2  # a thread's prior: the mean of its best two scores
 
@@ -116,5 +119,7 @@ def date_closeness(spans: Sequence[TimeSpan], when: datetime, weights: ContextWe
 
 
 def _thread_key(candidate: Candidate) -> str:
-    thread = candidate.memory.thread
-    return f"thread:{thread}" if thread is not None else f"memory:{candidate.memory.id}"
+    """A conversation's memories share a prior; anything else (a memory without a thread, facts one
+    MCP session stored in a row) is a thread of one."""
+    memory = candidate.memory
+    return f"thread:{memory.thread}" if in_conversation(memory) else f"memory:{memory.id}"

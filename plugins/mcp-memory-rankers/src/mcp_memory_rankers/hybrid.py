@@ -6,14 +6,19 @@ Two fusions, chosen by ``method``:
   score among the candidates + keyword_damping)``. Scaled by the query's best match, a keyword score
   lies in [0, 1) like a cosine similarity; the damping keeps a query whose only keyword matches are
   weak (common words: bm25 near 0) from handing a full keyword bonus to a chance match — a paraphrase
-  then ranks by meaning.
+  then ranks by meaning. The semantic gate scales keyword evidence by ``similarity / best
+  similarity``; when the vector channel is focused (the query's background similarity below
+  ``focus_ratio`` of its best: short facts, where meaning singles a memory out) to the power
+  ``focus_gate_power``, so a shared ordinary word cannot lift a memory that is plainly about
+  something else.
 - ``rrf``: reciprocal rank fusion, ``vector_weight / (k + vector_rank) + keyword_weight / (k +
   keyword_rank)``; it ignores score values entirely.
 
 A channel that did not return a candidate contributes nothing. On top of the fusion, the memory's
 conversation and date lift it (:mod:`.conversation`: the previous turn's score and keywords, the
 thread's best scores, dates named in the query); a weight of 0 turns a lift off. The defaults were
-chosen on the LoCoMo dev split (conversations 0-4) only; docs/benchmarks.md has the figures.
+chosen on the LoCoMo dev split (conversations 0-4) and the paraphrase set's dev half
+(benchmarks/data/paraphrase_facts.jsonl); docs/benchmarks.md has the figures.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from mcp_memory_core import Candidate, ScoredCandidate
+from mcp_memory_core.relevance import background_similarity
 
 from .conversation import ContextWeights, contextual_parts, neighbour_keywords, questions
 
@@ -40,6 +46,17 @@ class HybridSettings(BaseSettings):
     keyword_damping: float = Field(default=1.0, ge=0, description="Added to the best keyword score (linear)")
     semantic_gate: bool = Field(
         default=True, description="Scale keyword evidence by similarity / best similarity (linear)"
+    )
+    focus_ratio: float = Field(
+        default=0.7,
+        ge=0,
+        le=1,
+        description="The vector channel is focused when the query's background similarity is below this share of the best",
+    )
+    focus_gate_power: float = Field(
+        default=16.0,
+        ge=1,
+        description="Power of the semantic gate when the vector channel is focused (1 otherwise)",
     )
     neighbour_weight: float = Field(
         default=0.2, ge=0, description="Share of the previous turn's score a memory borrows"
@@ -83,6 +100,7 @@ class HybridRanker:
         best_similarity = max(
             (c.vector_similarity for c in candidates if c.vector_similarity is not None), default=0.0
         )
+        power = self._gate_power(candidates, best_similarity)
         fused: dict[str, dict[str, float]] = {}
         for c in candidates:
             if s.method == "rrf":
@@ -97,7 +115,7 @@ class HybridRanker:
                     # A word in common counts as far as the memory is plausible by meaning: "use" in
                     # "which theme should the IDE use?" must not lift "the project uses semver".
                     plausibility = (c.vector_similarity or 0.0) / best_similarity
-                    keyword *= min(max(plausibility, 0.0), 1.0)
+                    keyword *= min(max(plausibility, 0.0), 1.0) ** power
             fused[c.memory.id] = {"vector": vector, "keyword": keyword}
         own = {memory_id: parts["vector"] + parts["keyword"] for memory_id, parts in fused.items()}
         context = contextual_parts(query, candidates, answers, own, s.context, now)
@@ -107,3 +125,13 @@ class HybridRanker:
             scored.append(ScoredCandidate(candidate=c, score=sum(parts.values()), parts=parts))
         order = sorted(range(len(scored)), key=lambda i: (-scored[i].score, i))
         return [scored[i] for i in order]
+
+    def _gate_power(self, candidates: Sequence[Candidate], best_similarity: float) -> float:
+        """How strictly keyword evidence must be backed by meaning. When the query's nearest memories
+        lie well below its best one (short facts: the vectors single out what the query is about),
+        a shared word counts only for a memory nearly as close by meaning as the best — "picked" in
+        "pick a chart palette" must not lift "Tailwind was picked over Bootstrap". When they all lie
+        close (conversation turns sharing speakers and style), the words carry what the vectors miss."""
+        s = self.settings
+        focused = background_similarity(candidates) < s.focus_ratio * best_similarity
+        return s.focus_gate_power if focused else 1.0
