@@ -98,4 +98,7 @@ def test_the_best_ranked_memory_is_never_hidden_above_its_own_bar():
     assert [s.candidate for s in kept] == [paraphrased]
     assert FLOOR.kept([paraphrased, *others], ranked)[0] == []  # without the bar: "nothing stored"
     weak = [dataclasses.replace(c, vector_similarity=0.1) for c in (paraphrased, *others)]
-    assert floor.kept(weak, [dataclasses.replace(s, candidate=c) for s, c in zip(ranked, weak)])[0] == []
+    assert (
+        floor.kept(weak, [dataclasses.replace(s, candidate=c) for s, c in zip(ranked, weak, strict=True)])[0]
+        == []
+    )
