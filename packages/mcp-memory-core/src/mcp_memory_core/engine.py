@@ -859,9 +859,10 @@ class MemoryEngine:
         else:
             status = "current"
         chain = self.chain_of(memory, scope=scope) if history else None
-        seen = [self._as_seen(m, scope) for m in chain] if chain is not None else None
+        readable = frozenset(m.id for m in chain or ())
+        seen = [self._as_seen(m, scope, readable) for m in chain] if chain is not None else None
         return MemoryView(
-            memory=self._as_seen(memory, scope),
+            memory=self._as_seen(memory, scope, readable),
             head_id=self._head_id(memory, scope),
             status=status,
             history=seen,
@@ -1178,10 +1179,12 @@ class MemoryEngine:
         candidate learns which candidates are its neighbours. A reply ("Yes, it was wonderful")
         rarely matches a question by itself; the turn it answers often does.
 
-        Leading: the best ``max(limit, NEIGHBOUR_DEPTH)`` by their better channel rank, in a thread, and
-        said by someone (:func:`.turns.speaker_of`): a memory without a speaker has no replies, so
-        its neighbours cannot lift anything (LoCoMo dev: expanding the best 10 does as well as all)."""
-        depth = max(limit if limit > SEARCH_POOL else 0, NEIGHBOUR_DEPTH)
+        Leading: the best ``NEIGHBOUR_DEPTH`` by their better channel rank (``limit`` of them for a
+        limit beyond ``SEARCH_POOL``, so that what is ranked never depends on a limit up to it), in a
+        thread, and said by someone (:func:`.turns.speaker_of`): a memory without a speaker has no
+        replies, so its neighbours cannot lift anything (LoCoMo dev: expanding the best 10 does as
+        well as all)."""
+        depth = limit if limit > SEARCH_POOL else NEIGHBOUR_DEPTH
         leading = sorted(
             candidates, key=lambda c: min(c.vector_rank or MAX_KNN_K, c.keyword_rank or MAX_KNN_K)
         )[:depth]
@@ -1264,11 +1267,14 @@ class MemoryEngine:
                 f"that one instead."
             )
 
-    def _as_seen(self, memory: Memory, scope: Scope) -> Memory:
+    def _as_seen(self, memory: Memory, scope: Scope, readable: frozenset[str] = frozenset()) -> Memory:
         """``memory`` as ``scope`` sees it: ``superseded_by`` names the next later version this scope
-        may read, or nothing (a version made private later is not revealed, not even its id)."""
+        may read, or nothing (a version made private later is not revealed, not even its id).
+        ``readable``: ids already known readable (the history read), which need no lookup."""
         successor, skipped = memory.superseded_by, {memory.id}
         while successor is not None and successor not in skipped:
+            if successor in readable:
+                break
             found = self.store.get([successor]).get(successor)
             if found is None:  # a broken pointer names no one's memory: shown as stored
                 return memory
