@@ -100,7 +100,8 @@ class HybridRanker:
         best_similarity = max(
             (c.vector_similarity for c in candidates if c.vector_similarity is not None), default=0.0
         )
-        power = self._gate_power(candidates, best_similarity)
+        gated = s.method == "linear" and s.semantic_gate and best_similarity > 0
+        power = self._gate_power(candidates, best_similarity) if gated else 1.0
         fused: dict[str, dict[str, float]] = {}
         for c in candidates:
             if s.method == "rrf":
