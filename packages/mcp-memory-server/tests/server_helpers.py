@@ -5,6 +5,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
+# The first request of an MCP session, as a client posts it over HTTP.
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "mcp-memory-server-tests", "version": "0"},
+    },
+}
+
 
 def payload(result: Any) -> dict[str, Any]:
     """The structured result of a successful tool call (also checks the text content agrees)."""

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from server_helpers import INITIALIZE
 from starlette.testclient import TestClient
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
@@ -22,16 +23,6 @@ from mcp_memory_server.tokens import SqliteTokenTable
 
 BASE = "http://127.0.0.1:8000"
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "test", "version": "1"},
-    },
-}
 WRONG = "mcpm_" + "x" * 43
 ALICE = "203.0.113.7"
 BOB = "198.51.100.9"

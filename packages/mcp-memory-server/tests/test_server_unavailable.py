@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from server_helpers import error_text
+from server_helpers import INITIALIZE, error_text
 from starlette.testclient import TestClient
 
 from mcp_memory_core import MemoryEngine
@@ -25,16 +25,6 @@ from mcp_memory_testing import HashEmbedder, SimilarityRanker
 
 CLOSED = "postgresql://mcp:pw-s3cret@127.0.0.1:1/memory?connect_timeout=2"  # nothing listens on port 1
 SENTENCE = "The memory database is unavailable; try again shortly."
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
 
 
 def unreachable_engine(settings: Settings) -> MemoryEngine:
