@@ -2,6 +2,7 @@
 
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import pytest
 
 from mcp_memory_core import InvalidInputError, MemoryEngine, MemoryType
@@ -212,3 +213,47 @@ def test_what_a_search_ranks_does_not_depend_on_its_limit():
     wide = [hit.memory.id for hit in engine.search_memories("alpha beta gamma", limit=50)]
     assert lifted.id in wide[:5]
     assert [hit.memory.id for hit in engine.search_memories("alpha beta gamma", limit=5)] == wide[:5]
+
+
+class _PlacedEmbedder:
+    """Vectors placed by hand: texts starting with "near" lie at cosine 0.9 from the query, anything
+    else at 0.5 (a fake whose meaning and words disagree, which a bag of words cannot be)."""
+
+    model_id, dimensions, loaded = "placed-2", 2, True
+
+    def load(self):
+        pass
+
+    def _one(self, text):
+        if text.startswith("query"):
+            return np.array([1.0, 0.0], dtype=np.float32)
+        cos = 0.9 if text.startswith("near") else 0.5
+        return np.array([cos, (1 - cos * cos) ** 0.5], dtype=np.float32)
+
+    def embed_documents(self, texts):
+        return np.stack([self._one(t) for t in texts]) if texts else np.zeros((0, 2), np.float32)
+
+    def embed_query(self, text):
+        return self._one("query " + text)
+
+
+def test_a_memory_only_the_keyword_channel_found_is_ranked_with_its_similarity():
+    """Sixty memories nearer by meaning fill the vector channel; the one that shares the query's rare
+    word comes from the keyword channel alone. Its similarity is looked up, not taken as unknown: a
+    ranker must not read "beyond the vector channel's depth" as "unrelated"."""
+    seen = []
+
+    class Spy(SimilarityRanker):
+        def rank(self, query, candidates, now):
+            seen.extend(candidates)
+            return super().rank(query, candidates, now)
+
+    engine = MemoryEngine(InMemoryStore(), _PlacedEmbedder(), Spy(), track_access=False)
+    for i in range(60):
+        engine.store_memory(f"near filler number {i}")
+    target = engine.store_memory("the zulu memo").memory
+    engine.search_memories("zulu", limit=5)
+    candidate = next(c for c in seen if c.memory.id == target.id)
+    assert candidate.vector_rank is None and candidate.keyword_rank == 1
+    assert candidate.vector_similarity == pytest.approx(0.5, abs=1e-5)
+    assert candidate.matched_id == target.id

@@ -1148,11 +1148,13 @@ class MemoryEngine:
             k = min(k * 4, MAX_KNN_K)
         by_keyword = _best_per_head(keyword_pairs, heads)
         heads_by_id = {head.id: head for head in heads.values()}
+        keyword_only = [h for h in by_keyword if h not in by_vector]
+        similar = self._similarity_of(vector, keyword_only, by_keyword, where)
         candidates = []
         vector_ranks = {head: rank for rank, head in enumerate(by_vector, start=1)}
         keyword_ranks = {head: rank for rank, head in enumerate(by_keyword, start=1)}
-        for head_id in list(by_vector) + [h for h in by_keyword if h not in by_vector]:
-            matched, similarity = by_vector.get(head_id, (None, None))
+        for head_id in list(by_vector) + keyword_only:
+            matched, similarity = by_vector.get(head_id) or similar.get(head_id, (None, None))
             _, keyword_score = by_keyword.get(head_id, (None, None))
             candidates.append(
                 Candidate(
@@ -1165,6 +1167,30 @@ class MemoryEngine:
                 )
             )
         return candidates
+
+    def _similarity_of(
+        self,
+        vector: Vector,
+        head_ids: Sequence[str],
+        by_keyword: Mapping[str, tuple[str, float]],
+        where: MemoryFilter,
+    ) -> dict[str, tuple[str, float]]:
+        """head id -> (the best matching version's id, its similarity) for keyword matches beyond
+        the vector channel's depth, over the head and the version the keyword channel matched.
+        Without it a memory only the keyword channel found would rank as if unrelated by meaning
+        (no similarity), however close it is: LoCoMo dev turns hit@5 at limit 5 goes from 0.718 to
+        0.763 with it (docs/benchmarks.md)."""
+        if not head_ids:
+            return {}
+        chain_of = {head_id: head_id for head_id in head_ids}
+        chain_of.update({by_keyword[head_id][0]: head_id for head_id in head_ids})
+        ids = frozenset(chain_of) if where.ids is None else frozenset(chain_of) & where.ids
+        around = dataclasses.replace(where, ids=ids)
+        best: dict[str, tuple[str, float]] = {}
+        for memory_id, similarity in self.store.knn(vector, len(chain_of), around):
+            if math.isfinite(similarity):
+                best.setdefault(chain_of[memory_id], (memory_id, float(similarity)))
+        return best
 
     def _with_neighbours(
         self,
