@@ -458,7 +458,7 @@ def paraphrase_report(
         blocks += paraphrase_block(f"### Paraphrase set, {split} split, {title}", result)
     if len(units) > 1:
         stored, asked = sum(len(u.items) for u in units), sum(len(u.asks) for u in units)
-        title = f"all {len(units)} worlds ({stored} facts in {len(units)} stores, {asked} questions)"
+        title = f"{len(units)} worlds together ({stored} facts in {len(units)} stores, {asked} questions)"
         blocks += paraphrase_block(f"### Paraphrase set, {split} split, {title}", combined(results))
     return blocks
 
