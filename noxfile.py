@@ -136,7 +136,8 @@ def agent_recall(session: nox.Session) -> None:
     Writes docs/benchmarks.md only when given --out.
 
     `uv run nox -s agent_recall -- --set paraphrase --split dev` (also: --set locomo, --split test|both,
-    --conversations 0,1, --data /path/to/locomo10.json, --out docs/benchmarks.md).
+    --conversations 0,1, --data /path/to/locomo10.json, --facts WORLD.jsonl (repeatable; default both
+    paraphrase worlds), --out docs/benchmarks.md).
     """
     sync_workspace(session)
     session.run("python", "benchmarks/agent_recall.py", *session.posargs)

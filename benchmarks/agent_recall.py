@@ -7,10 +7,13 @@ FTS5 bm25 over the same memories.
 
 Two sets, each store a fresh server with a fresh database (``MCP_MEMORY_DB_PATH`` in a temp dir):
 
-- ``paraphrase`` (benchmarks/data/paraphrase_facts.jsonl, see benchmarks/data/README.md): short facts
-  as a coding agent stores them, each question paraphrasing one fact. A split's server holds that
-  split's facts plus the distractors (facts without questions). Off-topic questions
-  (benchmarks/data/offtopic_questions.txt, dev: the first 30, test: the last 30) count the noise.
+- ``paraphrase`` (two invented worlds, benchmarks/data/paraphrase_facts.jsonl and
+  paraphrase_facts_b.jsonl, see benchmarks/data/README.md): short facts as a coding agent stores
+  them, each question paraphrasing one fact. Each world is its own store: a split's server holds that
+  world's facts of the split plus its distractors (facts without questions). Reported per world and
+  for both worlds together. Off-topic questions written for fact stores
+  (benchmarks/data/offtopic_facts.txt, dev: the first 40, test: the last 40) are asked of every
+  world's store and count the noise.
 - ``locomo`` (../shared/data/locomo10.json): each conversation its own server; every turn stored as an
   agent stores a conversation: content "Speaker: text", occurred_at the session's date, thread one per
   session ("conv-26/session_3"), no image captions. Category 1-4 questions; evidence = dia_ids. Dev:
@@ -59,6 +62,8 @@ from e2e_helpers import module_command, server_env, stdio_session  # noqa: E402
 from report import write_section  # noqa: E402
 
 FACTS = HERE / "data" / "paraphrase_facts.jsonl"
+WORLDS = (FACTS, HERE / "data" / "paraphrase_facts_b.jsonl")  # each its own store
+OFFTOPIC_FACTS = HERE / "data" / "offtopic_facts.txt"  # nothing in either world answers these
 DEPTH = 50  # the baselines rank this many; the widest call asks for this many
 DB_NAME = "agent.db"
 
@@ -93,12 +98,20 @@ def load_facts(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def paraphrase_unit(facts: Sequence[dict[str, Any]], split: str) -> Unit:
+def paraphrase_unit(
+    facts: Sequence[dict[str, Any]], split: str, offtopic: Sequence[str] = (), world: str = "paraphrase"
+) -> Unit:
     """The split's facts and the distractors (facts without questions) in one store."""
     chosen = [f for f in facts if f["split"] == split or not f["questions"]]
     items = [Item(f["id"], f["content"]) for f in chosen]
     asks = [Ask(q, frozenset({f["id"]})) for f in chosen if f["split"] == split for q in f["questions"]]
-    return Unit(f"paraphrase {split}", items, asks, locomo.OFFTOPIC[split])
+    return Unit(f"{world} {split}", items, asks, list(offtopic))
+
+
+def paraphrase_units(paths: Sequence[Path], split: str, offtopic: Path = OFFTOPIC_FACTS) -> list[Unit]:
+    """One store per world, each asked the split's half of the off-topic questions."""
+    questions = locomo.offtopic_halves(offtopic)[split]
+    return [paraphrase_unit(load_facts(path), split, questions, path.name) for path in paths]
 
 
 def locomo_unit(convo: locomo.Conversation) -> Unit:
@@ -197,6 +210,11 @@ class Row:
 
     def count(self, bucket: str = "all") -> int:
         return len(self.values.get(bucket, {}).get("hit@1", []))
+
+    def extend(self, other: Row) -> None:
+        for bucket, scores in other.values.items():
+            for name, values in scores.items():
+                self.values.setdefault(bucket, {}).setdefault(name, []).extend(values)
 
 
 # -- through the server -------------------------------------------------------------------------
@@ -320,6 +338,23 @@ class Result:
         self.cut += answers.cut
 
 
+def combined(results: Sequence[Result]) -> Result:
+    """Every question, off-topic count and stored memory of several results, as one."""
+    total = Result()
+    for result in results:
+        for label, row in result.rows.items():
+            total.rows.setdefault(label, Row()).extend(row)
+        total.offtopic_counts += result.offtopic_counts
+        total.stored += result.stored
+        total.statuses += result.statuses
+        total.store_seconds += result.store_seconds
+        total.search_seconds += result.search_seconds
+        total.searches += result.searches
+        total.cut += result.cut
+        total.unknown += result.unknown
+    return total
+
+
 def limit_of(label: str) -> int:
     return int(label.split("=")[1]) if "=" in label else 10
 
@@ -411,17 +446,25 @@ PARAPHRASE_COLUMNS = ["hit@1", "hit@5", "hit@10", "mrr", "empty"]
 LOCOMO_COLUMNS = ["hit@1", "hit@5", "session hit@5", "mrr", "empty"]
 
 
-def paraphrase_report(split: str, path: Path, log: Callable[[str], None], misses: bool) -> list[str]:
-    unit = paraphrase_unit(load_facts(path), split)
-    result = run_units([unit], [5, None, DEPTH], log, misses and split == "dev")
-    return [
-        f"### Paraphrase set, {split} split ({len(unit.items)} facts stored, {len(unit.asks)} questions)",
-        "",
-        table(result, PARAPHRASE_COLUMNS),
-        "",
-        footer(result),
-        "",
-    ]
+def paraphrase_report(
+    split: str, paths: Sequence[Path], log: Callable[[str], None], misses: bool
+) -> list[str]:
+    """A table per world (each its own store) and, for several worlds, one over all their questions."""
+    units = paraphrase_units(paths, split)
+    results = [run_units([unit], [5, None, DEPTH], log, misses and split == "dev") for unit in units]
+    blocks: list[str] = []
+    for path, unit, result in zip(paths, units, results, strict=True):
+        title = f"{path.name} ({len(unit.items)} facts stored, {len(unit.asks)} questions)"
+        blocks += paraphrase_block(f"### Paraphrase set, {split} split, {title}", result)
+    if len(units) > 1:
+        stored, asked = sum(len(u.items) for u in units), sum(len(u.asks) for u in units)
+        title = f"{len(units)} worlds together ({stored} facts in {len(units)} stores, {asked} questions)"
+        blocks += paraphrase_block(f"### Paraphrase set, {split} split, {title}", combined(results))
+    return blocks
+
+
+def paraphrase_block(title: str, result: Result) -> list[str]:
+    return [title, "", table(result, PARAPHRASE_COLUMNS), "", footer(result), ""]
 
 
 def locomo_report(label: str, indices: Sequence[int], path: Path, log: Callable[[str], None]) -> list[str]:
@@ -456,7 +499,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--conversations", default="", help="LoCoMo conversation indices, e.g. 0,1 (instead of --split's)"
     )
     parser.add_argument("--data", type=Path, default=default_locomo(), help="locomo10.json")
-    parser.add_argument("--facts", type=Path, default=FACTS)
+    parser.add_argument(
+        "--facts",
+        type=Path,
+        action="append",
+        help="a paraphrase world's facts (.jsonl), each its own store; repeat for several "
+        "(default: the two shipped worlds)",
+    )
     parser.add_argument("--out", type=Path, default=None, help="write the tables into this markdown file")
     parser.add_argument(
         "--misses",
@@ -471,6 +520,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--conversations takes indices 0-9 separated by commas, e.g. 0,1")
     if any(not 0 <= i <= 9 for i in picked):
         parser.error("--conversations takes indices 0-9 separated by commas, e.g. 0,1")
+    worlds = args.facts or list(WORLDS)
+    for path in worlds:
+        if args.which in ("paraphrase", "both") and not path.exists():
+            parser.error(f"{path} not found: pass --facts with a paraphrase world's .jsonl file")
     if args.which in ("locomo", "both") and not args.data.exists():
         parser.error(f"{args.data} not found: pass --data /path/to/locomo10.json")
 
@@ -480,7 +533,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = f"`python benchmarks/agent_recall.py {' '.join(argv if argv is not None else sys.argv[1:])}`"
     if args.which in ("paraphrase", "both"):
         started = time.perf_counter()
-        blocks = [line for split in splits for line in paraphrase_report(split, args.facts, log, args.misses)]
+        blocks = [line for split in splits for line in paraphrase_report(split, worlds, log, args.misses)]
         emit(args.out, "agent_recall_paraphrase", "paraphrase set", command, blocks, started)
     if args.which in ("locomo", "both"):
         started = time.perf_counter()

@@ -491,15 +491,17 @@ def _main(
     return 0
 
 
-def _offtopic_questions() -> dict[str, list[str]]:
-    path = Path(__file__).parent / "data" / "offtopic_questions.txt"
+def offtopic_halves(path: Path) -> dict[str, list[str]]:
+    """A file of questions nothing stored answers, one a line (``#`` lines are comments): the first
+    half is the dev split's, the second the test split's."""
     lines = [
         line.strip() for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")
     ]
-    return {"dev": lines[:30], "test": lines[30:60]}
+    half = len(lines) // 2
+    return {"dev": lines[:half], "test": lines[half : 2 * half]}
 
 
-OFFTOPIC = _offtopic_questions()
+OFFTOPIC = offtopic_halves(Path(__file__).parent / "data" / "offtopic_questions.txt")
 
 if __name__ == "__main__":
     raise SystemExit(main())
