@@ -1154,7 +1154,8 @@ class MemoryEngine:
         vector_ranks = {head: rank for rank, head in enumerate(by_vector, start=1)}
         keyword_ranks = {head: rank for rank, head in enumerate(by_keyword, start=1)}
         for head_id in list(by_vector) + keyword_only:
-            matched, similarity = by_vector.get(head_id) or similar.get(head_id, (None, None))
+            found = by_vector.get(head_id) or similar.get(head_id)
+            matched, similarity = found if found is not None else (None, None)
             _, keyword_score = by_keyword.get(head_id, (None, None))
             candidates.append(
                 Candidate(
