@@ -104,7 +104,7 @@ def sentence_transformers(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Speed, as ratios against baselines measured in the same run (not part of the default run)."""
     sync_workspace(session)
-    # As the server does at start (mcp_memory_server.process_tuning): BLAS must not compete with
+    # As the server does at start (mcp_memory_server.runtime.process_tuning): BLAS must not compete with
     # onnxruntime's threads, and glibc's mmap threshold stays fixed (the in-process benches measure
     # the engine; spawned servers apply it themselves).
     session.env.update(

@@ -28,10 +28,8 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from . import __version__
-from .arguments import strict_tool
-from .budget import budget_bytes, estimate_tokens, fit_entries, json_bytes, listing, shorten, to_json
-from .serialize import (
+from .. import __version__
+from ..operations.serialize import (
     compact_hit,
     compact_memory,
     delete_receipt,
@@ -44,7 +42,9 @@ from .serialize import (
     update_receipt,
     view_to_dict,
 )
-from .service import EngineFactory, MemoryService
+from ..runtime.service import EngineFactory, MemoryService
+from .arguments import strict_tool
+from .budget import budget_bytes, estimate_tokens, fit_entries, json_bytes, listing, shorten, to_json
 
 if TYPE_CHECKING:
     from mcp_memory_core.engine import MemoryEngine
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from mcp_memory_core.scope import Scope
     from mcp_memory_core.settings import Settings
 
-    from .http_security import HttpSecurity
+    from ..runtime.http_security import HttpSecurity
 
 # The core (and numpy, pydantic-settings …) is imported by the warm-up thread, after the handshake:
 # nothing on the path to the ``initialize`` reply imports it. Tools import it lazily, once warm.
