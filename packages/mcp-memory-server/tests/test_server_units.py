@@ -152,10 +152,10 @@ def test_importing_the_package_root_is_featherweight() -> None:
 
 def test_tool_limit_descriptions_mirror_the_engine() -> None:
     from mcp_memory_core import engine
-    from mcp_memory_server.mcp import app
+    from mcp_memory_server.mcp import params
 
-    assert app.MAX_SEARCH_LIMIT == engine.MAX_SEARCH_LIMIT
-    assert app.MAX_LIST_LIMIT == engine.MAX_LIST_LIMIT
+    assert params.MAX_SEARCH_LIMIT == engine.MAX_SEARCH_LIMIT
+    assert params.MAX_LIST_LIMIT == engine.MAX_LIST_LIMIT
 
 
 def test_the_serve_command_reaches_the_event_loop_without_importing_the_core() -> None:
