@@ -12,7 +12,6 @@ configuration is wrong (click's usage errors, an invalid ``MCP_MEMORY_*`` settin
 from __future__ import annotations
 
 import json
-import logging
 import os
 import sys
 import textwrap
@@ -28,8 +27,6 @@ if TYPE_CHECKING:
     from mcp_memory_core.scope import Scope
     from mcp_memory_core.settings import Settings
 
-
-log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -164,6 +161,6 @@ def one_line(text: str, width: int) -> str:
     return textwrap.shorten(flat, width=width, placeholder="…") if len(flat) > width else flat
 
 
-def _env_log_level(default: str) -> str:
+def env_log_level(default: str) -> str:
     """MCP_MEMORY_LOG_LEVEL, read without importing the settings machinery (it is on the startup path)."""
     return os.environ.get("MCP_MEMORY_LOG_LEVEL", default)

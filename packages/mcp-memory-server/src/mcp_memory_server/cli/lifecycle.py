@@ -6,10 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .common import (
-    emit_json,
-    with_engine,
-)
+from .common import emit_json, with_engine
 
 if TYPE_CHECKING:
     from mcp_memory_core.engine import MemoryEngine

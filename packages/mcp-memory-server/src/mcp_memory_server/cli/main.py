@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from typing import TYPE_CHECKING
 
 import click
 
@@ -17,11 +16,8 @@ from .. import __version__
 from ..runtime.logging_setup import configure_logging, parse_level
 from ..runtime.process_tuning import tune_process
 from . import config, doctor, hooks, lifecycle, plugins, read, reindex, tokens, transfer, ui, vault, write
-from .common import DEBUG_ENV, EXIT_ERROR, _env_log_level, one_line
+from .common import DEBUG_ENV, EXIT_ERROR, env_log_level, one_line
 from .serve import serve
-
-if TYPE_CHECKING:
-    pass
 
 
 # -- the command group -------------------------------------------------------------------------------
@@ -45,7 +41,7 @@ def cli(ctx: click.Context, verbose: bool) -> None:
         ctx.invoke(serve)
     elif ctx.invoked_subcommand != "serve":
         # Debugging commands: keep stderr quiet unless asked; stdout carries their output.
-        settings_level = parse_level(_env_log_level("WARNING"))
+        settings_level = parse_level(env_log_level("WARNING"))
         configure_logging(logging.INFO if verbose else max(settings_level, logging.WARNING))
 
 

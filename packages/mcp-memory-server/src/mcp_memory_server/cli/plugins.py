@@ -6,11 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .common import (
-    emit_json,
-    expected_errors,
-    load_settings,
-)
+from .common import emit_json, expected_errors, load_settings
 
 if TYPE_CHECKING:
     from mcp_memory_core.settings import Settings

@@ -5,23 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
 from ..runtime.logging_setup import configure_logging
-from .common import (
-    EXIT_CONFIG,
-    _env_log_level,
-    expected_errors,
-    fail,
-    load_settings,
-    path_option,
-    use_vault,
-)
-
-if TYPE_CHECKING:
-    pass
+from .common import EXIT_CONFIG, env_log_level, expected_errors, fail, load_settings, path_option, use_vault
 
 
 def _bind_address(host: str) -> str:
@@ -71,7 +59,7 @@ def serve(
     is logged and returned, with its message, by every tool call (the client sees it; a server that
     exits at startup only shows "disconnected").
     """
-    configure_logging(_env_log_level("INFO"))
+    configure_logging(env_log_level("INFO"))
     use_vault(path)
     if transport == "http":
         from ..runtime.http_security import is_loopback

@@ -8,11 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .common import (
-    emit_json,
-    expected_errors,
-    load_settings,
-)
+from .common import emit_json, expected_errors, load_settings
 
 if TYPE_CHECKING:
     from mcp_memory_core.tokens import TokenRegistry

@@ -13,15 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .common import (
-    EXIT_CONFIG,
-    MEMORY_TYPES,
-    emit_json,
-    expected_errors,
-    fail,
-    local_scope,
-    with_engine,
-)
+from .common import EXIT_CONFIG, MEMORY_TYPES, emit_json, expected_errors, fail, local_scope, with_engine
 
 if TYPE_CHECKING:
     from mcp_memory_core.engine import MemoryEngine

@@ -16,15 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .common import (
-    EXIT_USAGE,
-    MEMORY_TYPES,
-    emit_json,
-    fail,
-    local_scope,
-    one_line,
-    with_engine,
-)
+from .common import EXIT_USAGE, MEMORY_TYPES, emit_json, fail, local_scope, one_line, with_engine
 
 if TYPE_CHECKING:
     from mcp_memory_core.engine import MemoryEngine
