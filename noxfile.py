@@ -6,6 +6,7 @@ bench (speed, outside the default run), lint, typecheck.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import nox
@@ -104,7 +105,7 @@ def sentence_transformers(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Speed, as ratios against baselines measured in the same run (not part of the default run)."""
     sync_workspace(session)
-    # As the server does at start (mcp_memory_server.process_tuning): BLAS must not compete with
+    # As the server does at start (mcp_memory_server.runtime.process_tuning): BLAS must not compete with
     # onnxruntime's threads, and glibc's mmap threshold stays fixed (the in-process benches measure
     # the engine; spawned servers apply it themselves).
     session.env.update(
@@ -145,9 +146,12 @@ def agent_recall(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    session.install("ruff")
+    """ruff (style, and the server's McCabe limit), then the import layers of pyproject.toml: grimp
+    reads the sources, it imports nothing, so the packages' src folders on the path are enough."""
+    session.install("ruff", "import-linter")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    session.run("lint-imports", env={"PYTHONPATH": os.pathsep.join(str(ROOT / src) for src in TYPED_SOURCES)})
 
 
 @nox.session

@@ -284,7 +284,7 @@ def baselines(unit: Unit, answers: Answers, tmp: Path) -> dict[str, list[list[st
     """Plain cosine (the server's embedder, each memory's whole content) and FTS5 bm25 (the server's
     own index, read from its database once it has exited), top 50 each."""
     from mcp_memory_core import Settings, plugins
-    from mcp_memory_server.assembly import build_engine
+    from mcp_memory_server.runtime.assembly import build_engine
 
     settings = Settings().model_copy(
         update={"db_path": tmp / DB_NAME, "namespace": answers.namespace, "ttl_episodic": "never"}

@@ -107,7 +107,7 @@ def load_pairs(path: Path, locomo: Path | None) -> tuple[list[Pair], int]:
 def engine_similarities(pairs: Sequence[Pair]) -> list[Scored]:
     """Store a, then b, in a namespace per pair of one fresh engine; read a's similarity from b's result."""
     from mcp_memory_core import Settings
-    from mcp_memory_server.assembly import build_engine
+    from mcp_memory_server.runtime.assembly import build_engine
 
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(db_path=Path(tmp) / "dedup.db", namespace="default", auto_context=False)

@@ -380,7 +380,7 @@ def engine_factory(
     with ``fresh_database`` (a new PostgreSQL database's URL per call) on the postgres store."""
     import os
 
-    from mcp_memory_server.assembly import build_engine  # the server's own assembly: the real path
+    from mcp_memory_server.runtime.assembly import build_engine  # the server's own assembly: the real path
 
     def make_engine(tmp: Path) -> MemoryEngine:
         # Retrieval only: conversations span months, so no memory may expire mid-benchmark.

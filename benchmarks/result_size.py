@@ -47,7 +47,7 @@ async def measure() -> list[tuple[str, str, str]]:
     from mcp import Client
 
     from mcp_memory_core.settings import Settings
-    from mcp_memory_server.app import build_app
+    from mcp_memory_server.mcp.app import build_app
 
     app = build_app(Settings())
     rows = []

@@ -101,7 +101,7 @@ def engine_factory(tmp_path, monkeypatch):
     pytest.importorskip("mcp_memory_minilm")
     for var in ("MCP_MEMORY_DEDUP_THRESHOLD", "MCP_MEMORY_DUPLICATE_THRESHOLD", "MCP_MEMORY_CONFLICT_POLICY"):
         monkeypatch.delenv(var, raising=False)
-    from mcp_memory_server.assembly import build_engine
+    from mcp_memory_server.runtime.assembly import build_engine
 
     engines = []
 

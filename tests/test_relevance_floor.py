@@ -43,7 +43,7 @@ def engine(tmp_path, monkeypatch):
         "MCP_MEMORY_FLOOR_BEST_SIMILARITY",
     ):
         monkeypatch.delenv(var, raising=False)
-    from mcp_memory_server.assembly import build_engine
+    from mcp_memory_server.runtime.assembly import build_engine
 
     engine = build_engine(
         Settings(db_path=tmp_path / "m.db", store="sqlite-vec", embedder="minilm", auto_context=False)

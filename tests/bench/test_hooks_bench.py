@@ -45,7 +45,7 @@ def hook_env(db: Path) -> dict[str, str]:
 def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
     """A project folder with 1,000 memories stored in its namespace by the real engine."""
     from mcp_memory_core.settings import Settings
-    from mcp_memory_server.assembly import build_engine
+    from mcp_memory_server.runtime.assembly import build_engine
 
     root = tmp_path_factory.mktemp("hooks-bench")
     folder = root / "shop-backend"
@@ -146,8 +146,8 @@ STAGES = """
 import json, os, sys, time
 t = [time.perf_counter()]
 from mcp_memory_core.settings import Settings
-from mcp_memory_server import hooks
-from mcp_memory_server.assembly import build_engine, load_plugins
+from mcp_memory_server.integrations.claude_code import hooks
+from mcp_memory_server.runtime.assembly import build_engine, load_plugins
 t.append(time.perf_counter())
 settings = Settings()
 os.chdir(sys.argv[1])

@@ -211,7 +211,7 @@ def test_search_memories_vs_embed_plus_numpy(
 
 RSS_SCRIPT = """
 import sys
-from mcp_memory_server.process_tuning import tune_process
+from mcp_memory_server.runtime.process_tuning import tune_process
 tune_process()  # as the server's main() does
 from mcp_memory_core import MemoryEngine
 from mcp_memory_minilm.embedder import MiniLMEmbedder

@@ -75,7 +75,7 @@ async def timeline(
 def server_engine(path: Path, namespace: str = NAMESPACE) -> Any:
     """The engine a server started with ``server_env(path, namespace)`` builds (to seed its database)."""
     from mcp_memory_core.settings import Settings
-    from mcp_memory_server.assembly import build_engine
+    from mcp_memory_server.runtime.assembly import build_engine
 
     saved = dict(os.environ)
     os.environ.update(server_env(path, namespace))

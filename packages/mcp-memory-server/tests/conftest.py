@@ -41,7 +41,7 @@ def settings(fake_env: dict[str, str]) -> Settings:
 
 @pytest.fixture
 def app(settings: Settings) -> Iterator[Any]:
-    from mcp_memory_server.app import build_app
+    from mcp_memory_server.mcp.app import build_app
 
     server = build_app(settings)
     yield server

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from mcp_memory_server.budget import (
+from mcp_memory_server.mcp.budget import (
     MAX_NAMED,
     MIN_SHOWN_BYTES,
     budget_bytes,

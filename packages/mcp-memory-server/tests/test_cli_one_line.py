@@ -116,7 +116,7 @@ async def test_an_mcp_tool_says_the_same_sentence(
     from mcp import Client
 
     from mcp_memory_core.settings import Settings
-    from mcp_memory_server.app import build_app
+    from mcp_memory_server.mcp.app import build_app
 
     (tmp_path / "notes.txt").write_text("x")
     monkeypatch.setenv("MCP_MEMORY_DB_PATH", str(tmp_path / "notes.txt" / "memories.db"))
@@ -330,7 +330,7 @@ def test_export_replaces_a_regular_file(fake_env: dict[str, str], tmp_path: Path
 def test_an_unexpected_error_is_one_line_asking_for_a_report(
     fake_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import mcp_memory_server.assembly as assembly
+    import mcp_memory_server.runtime.assembly as assembly
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise KeyError("a bug")

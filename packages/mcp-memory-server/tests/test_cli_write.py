@@ -11,9 +11,10 @@ import click
 import pytest
 from click.testing import CliRunner, Result
 
-import mcp_memory_server.cli_display as cli_display
-import mcp_memory_server.cli_write as cli_write
-from mcp_memory_server.cli import EXIT_ERROR, EXIT_USAGE, cli
+import mcp_memory_server.cli.display as cli_display
+import mcp_memory_server.cli.write as cli_write
+from mcp_memory_server.cli import cli
+from mcp_memory_server.cli.common import EXIT_ERROR, EXIT_USAGE
 
 UNKNOWN = "00000000-0000-4000-8000-000000000000"
 

@@ -17,8 +17,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from mcp_memory_server.cli import cli
-from mcp_memory_server.client_config import CLIENTS, claude_add_command, install_server, parse_env
-from mcp_memory_server.launch import Launch, detect_launch
+from mcp_memory_server.integrations.clients import CLIENTS, claude_add_command, install_server, parse_env
+from mcp_memory_server.integrations.launch import Launch, detect_launch
 
 SAMPLES = Path(__file__).parent / "client_configs"
 SAMPLE_OF = {
@@ -520,7 +520,7 @@ def test_as_a_real_subprocess(home: Path, tmp_path: Path) -> None:
 
 
 def test_json_is_written_the_way_people_write_it() -> None:
-    from mcp_memory_server.config_files import dump_json
+    from mcp_memory_server.integrations.config_files import dump_json
 
     for name in ("claude.json", "claude_desktop_config.json", "cursor_mcp.json", "vscode_mcp.json"):
         data = json.loads((SAMPLES / name).read_text())

@@ -19,8 +19,8 @@ import pytest
 from click.testing import CliRunner
 
 from mcp_memory_server.cli import cli
-from mcp_memory_server.hooks import decision_lines
-from mcp_memory_server.hooks_settings import hook_entries, is_ours, launch_command
+from mcp_memory_server.integrations.claude_code.hooks import decision_lines
+from mcp_memory_server.integrations.claude_code.settings import hook_entries, is_ours, launch_command
 
 SCRIPT = str(Path(sys.executable).parent / "mcp-memory")
 
@@ -79,7 +79,7 @@ def seed(
 ) -> None:
     """Store ``memories`` as ``user`` working in ``project`` (the namespace the server would use there)."""
     from mcp_memory_core.settings import Settings
-    from mcp_memory_server.assembly import build_engine
+    from mcp_memory_server.runtime.assembly import build_engine
 
     monkeypatch.setenv("MCP_MEMORY_USER", user)
     with monkeypatch.context() as patch:
@@ -522,7 +522,7 @@ def stop_payload(project: Path, message: str | None, transcript: Path | None = N
 
 def stored_contents(project: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     from mcp_memory_core.settings import Settings
-    from mcp_memory_server.assembly import build_engine
+    from mcp_memory_server.runtime.assembly import build_engine
 
     with monkeypatch.context() as patch:
         patch.chdir(project)

@@ -14,12 +14,12 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from mcp_memory_core.settings import Settings
 from mcp_memory_core.tokens import TokenRegistry
-from mcp_memory_server.assembly import build_engine
-from mcp_memory_server.http_middleware import SECURITY_HEADERS, LoginThrottle
-from mcp_memory_server.http_security import http_security
-from mcp_memory_server.server import http_app
-from mcp_memory_server.service import MemoryService
-from mcp_memory_server.tokens import SqliteTokenTable
+from mcp_memory_server.runtime.assembly import build_engine
+from mcp_memory_server.runtime.http_security import http_security
+from mcp_memory_server.runtime.service import MemoryService
+from mcp_memory_server.runtime.tokens import SqliteTokenTable
+from mcp_memory_server.web.middleware import SECURITY_HEADERS, LoginThrottle
+from mcp_memory_server.web.server import http_app
 
 BASE = "http://127.0.0.1:8000"
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}

@@ -7,7 +7,7 @@ import pytest
 from mcp.types import INVALID_PARAMS, INVALID_REQUEST, jsonrpc_message_adapter
 from pydantic import ValidationError
 
-from mcp_memory_server.jsonrpc_recovery import MAX_DEPTH, unreadable_request_reply
+from mcp_memory_server.mcp.jsonrpc_recovery import MAX_DEPTH, unreadable_request_reply
 
 
 def nested(depth: int) -> str:

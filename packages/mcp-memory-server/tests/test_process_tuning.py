@@ -1,4 +1,4 @@
-"""The process-wide settings the server applies at start (mcp_memory_server.process_tuning)."""
+"""The process-wide settings the server applies at start (mcp_memory_server.runtime.process_tuning)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import textwrap
 
 import pytest
 
-from mcp_memory_server import process_tuning
+from mcp_memory_server.runtime import process_tuning
 
 CHILD = textwrap.dedent(
     """
     import json, os, sys
-    from mcp_memory_server.process_tuning import fix_mmap_threshold, tune_process
+    from mcp_memory_server.runtime.process_tuning import fix_mmap_threshold, tune_process
     tune_process()
     print(json.dumps({"blas": os.environ.get("OPENBLAS_NUM_THREADS"), "again": fix_mmap_threshold()}))
     """

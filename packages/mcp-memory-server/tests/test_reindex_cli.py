@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from mcp_memory_server.cli import EXIT_ERROR, cli
+from mcp_memory_server.cli import cli
+from mcp_memory_server.cli.common import EXIT_ERROR
 
 
 def run(*args: str) -> Result:

@@ -161,7 +161,7 @@ async def test_many_namespaces_and_a_long_purge_are_cut_with_a_note(app: Any, cl
 
 
 def test_a_budget_below_the_minimum_is_refused_in_one_sentence(monkeypatch: pytest.MonkeyPatch) -> None:
-    from mcp_memory_server.config import ConfigurationError, load_settings
+    from mcp_memory_server.runtime.config import ConfigurationError, load_settings
 
     monkeypatch.setenv("MCP_MEMORY_MAX_RESULT_TOKENS", "200")
     with pytest.raises(

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-import mcp_memory_server.assembly as assembly
+import mcp_memory_server.runtime.assembly as assembly
 from mcp_memory_core.engine import MemoryEngine
 from mcp_memory_core.settings import Settings
 from mcp_memory_server.cli import cli

@@ -12,13 +12,13 @@ import pytest
 from click.testing import CliRunner
 from server_helpers import payload
 
-import mcp_memory_server.assembly as assembly
+import mcp_memory_server.runtime.assembly as assembly
 from mcp_memory_core.errors import PluginError, UnknownBackendError
 from mcp_memory_core.plugins import PluginManager, module_plugin
 from mcp_memory_core.settings import Settings
 from mcp_memory_core.specs import RerankerSpec
-from mcp_memory_server.app import build_app
 from mcp_memory_server.cli import cli
+from mcp_memory_server.mcp.app import build_app
 from mcp_memory_testing import FailingReranker, ReversingReranker
 
 

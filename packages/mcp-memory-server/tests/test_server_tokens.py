@@ -19,9 +19,9 @@ from mcp_memory_core.errors import PluginError, UnknownBackendError
 from mcp_memory_core.settings import Settings
 from mcp_memory_core.tokens import TokenRegistry, TokenStoreError
 from mcp_memory_postgres.tokens import TABLE, PostgresTokenTable
-from mcp_memory_server.assembly import token_registry
 from mcp_memory_server.cli import cli
-from mcp_memory_server.tokens import SqliteTokenTable
+from mcp_memory_server.runtime.assembly import token_registry
+from mcp_memory_server.runtime.tokens import SqliteTokenTable
 from mcp_memory_testing.token_suite import TokenTableConformance
 
 

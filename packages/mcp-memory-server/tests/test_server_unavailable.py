@@ -17,10 +17,10 @@ from mcp_memory_core.settings import Settings
 from mcp_memory_core.tokens import TokenRegistry
 from mcp_memory_postgres import PostgresStore
 from mcp_memory_postgres.tokens import PostgresTokenTable
-from mcp_memory_server.app import build_app
-from mcp_memory_server.http_security import http_security
-from mcp_memory_server.server import http_app
-from mcp_memory_server.service import MemoryService
+from mcp_memory_server.mcp.app import build_app
+from mcp_memory_server.runtime.http_security import http_security
+from mcp_memory_server.runtime.service import MemoryService
+from mcp_memory_server.web.server import http_app
 from mcp_memory_testing import HashEmbedder, SimilarityRanker
 
 CLOSED = "postgresql://mcp:pw-s3cret@127.0.0.1:1/memory?connect_timeout=2"  # nothing listens on port 1

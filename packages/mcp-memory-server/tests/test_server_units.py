@@ -13,9 +13,9 @@ import pytest
 from mcp_memory_core.errors import UnknownBackendError
 from mcp_memory_core.models import Memory, MemoryView, Page, SearchHit
 from mcp_memory_core.settings import Settings
-from mcp_memory_server.assembly import build_engine
-from mcp_memory_server.logging_setup import configure_logging, parse_level
-from mcp_memory_server.serialize import hit_to_dict, memory_to_dict, page_to_dict, view_to_dict
+from mcp_memory_server.operations.serialize import hit_to_dict, memory_to_dict, page_to_dict, view_to_dict
+from mcp_memory_server.runtime.assembly import build_engine
+from mcp_memory_server.runtime.logging_setup import configure_logging, parse_level
 
 T0 = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
 A = "11111111-1111-4111-8111-111111111111"
@@ -127,8 +127,8 @@ def test_importing_the_server_and_building_the_app_imports_no_model_runtime() ->
         f"""
         import os, sys
         os.environ["MCP_MEMORY_DB_PATH"] = ":memory:"
-        import mcp_memory_server, mcp_memory_server.cli, mcp_memory_server.server
-        from mcp_memory_server.app import build_app
+        import mcp_memory_server, mcp_memory_server.cli, mcp_memory_server.web.server
+        from mcp_memory_server.mcp.app import build_app
         app = build_app()
         heavy = [m for m in {HEAVY!r} if m in sys.modules]
         assert not heavy, heavy
@@ -152,10 +152,10 @@ def test_importing_the_package_root_is_featherweight() -> None:
 
 def test_tool_limit_descriptions_mirror_the_engine() -> None:
     from mcp_memory_core import engine
-    from mcp_memory_server import app
+    from mcp_memory_server.mcp import params
 
-    assert app.MAX_SEARCH_LIMIT == engine.MAX_SEARCH_LIMIT
-    assert app.MAX_LIST_LIMIT == engine.MAX_LIST_LIMIT
+    assert params.MAX_SEARCH_LIMIT == engine.MAX_SEARCH_LIMIT
+    assert params.MAX_LIST_LIMIT == engine.MAX_LIST_LIMIT
 
 
 def test_the_serve_command_reaches_the_event_loop_without_importing_the_core() -> None:

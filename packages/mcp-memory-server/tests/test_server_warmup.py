@@ -13,9 +13,9 @@ from server_helpers import error_text, payload
 
 from mcp_memory_core.engine import MemoryEngine
 from mcp_memory_core.settings import Settings
-from mcp_memory_server.app import build_app
-from mcp_memory_server.assembly import build_engine
-from mcp_memory_server.service import MemoryService
+from mcp_memory_server.mcp.app import build_app
+from mcp_memory_server.runtime.assembly import build_engine
+from mcp_memory_server.runtime.service import MemoryService
 
 pytestmark = pytest.mark.anyio
 

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from mcp_memory_core.settings import Settings
-from mcp_memory_server.service import MemoryService
+from mcp_memory_server.runtime.service import MemoryService
 
 pytestmark = pytest.mark.anyio
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from mcp_memory_core.errors import InvalidInputError
-from mcp_memory_server.ui import auth, routes
-from mcp_memory_server.ui.auth import SessionStore
+from mcp_memory_server.web import auth, routes
+from mcp_memory_server.web.auth import SessionStore
 
 
 class Clock:
@@ -104,8 +104,8 @@ def test_an_import_job_lists_the_memories_refused_for_a_nul_character(settings, 
     one), on its page and in the status its script polls."""
     import json
 
-    from mcp_memory_server.service import MemoryService
-    from mcp_memory_server.ui.imports import ImportJob, ImportJobs, prepare_import
+    from mcp_memory_server.runtime.service import MemoryService
+    from mcp_memory_server.web.imports import ImportJob, ImportJobs, prepare_import
 
     base = {"created_at": "2026-01-01T00:00:00+00:00", "updated_at": "2026-01-01T00:00:00+00:00"}
     records = [

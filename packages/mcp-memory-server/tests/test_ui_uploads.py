@@ -21,10 +21,10 @@ BOUNDARY = "mcp-memory-test-boundary"
 @pytest.fixture
 def ui(settings: Settings) -> Iterator[tuple[Starlette, Any]]:
     """The UI of a server without auth (the local user), on the fakes."""
-    from mcp_memory_server.assembly import build_engine
-    from mcp_memory_server.http_security import http_security
-    from mcp_memory_server.service import MemoryService
-    from mcp_memory_server.ui import mount_ui
+    from mcp_memory_server.runtime.assembly import build_engine
+    from mcp_memory_server.runtime.http_security import http_security
+    from mcp_memory_server.runtime.service import MemoryService
+    from mcp_memory_server.web.mount import mount_ui
 
     service = MemoryService(settings, lambda s: build_engine(s, require_scope=False))
     app = Starlette()
@@ -100,7 +100,7 @@ async def post_chunked(
 async def test_a_chunked_upload_is_stopped_once_past_the_cap(
     ui: tuple[Starlette, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from mcp_memory_server.ui import routes
+    from mcp_memory_server.web import routes
 
     monkeypatch.setattr(routes, "MAX_UPLOAD_BYTES", 1 << 20)
     monkeypatch.setattr(routes, "MAX_UPLOAD_MB", 1)
@@ -173,10 +173,10 @@ def test_a_zip_bomb_upload_is_refused_in_one_sentence_and_nothing_is_imported(
 @pytest.mark.anyio
 async def test_a_chunked_login_form_is_stopped_at_64_kb(settings: Settings) -> None:
     """The login form is open to anyone: its body is capped too, at what a token needs."""
-    from mcp_memory_server.assembly import build_engine, token_registry
-    from mcp_memory_server.http_security import http_security
-    from mcp_memory_server.service import MemoryService
-    from mcp_memory_server.ui import mount_ui
+    from mcp_memory_server.runtime.assembly import build_engine, token_registry
+    from mcp_memory_server.runtime.http_security import http_security
+    from mcp_memory_server.runtime.service import MemoryService
+    from mcp_memory_server.web.mount import mount_ui
 
     tokens = token_registry(settings)
     service = MemoryService(settings, lambda s: build_engine(s, require_scope=True), tokens=tokens)

@@ -324,7 +324,7 @@ def check_embedder(ctx: Context) -> Check:
 
 def _writer_of(ctx: Context, model_id: str) -> str | None:
     """The installed embedder whose model is ``model_id`` (factories are cheap: nothing loads)."""
-    from ..assembly import built
+    from ..runtime.assembly import built
 
     pm, settings = ctx.plugins(), ctx.settings()
     for name in pm.names("embedder"):

@@ -89,7 +89,7 @@ class Context:
         return self._errors.get(key)
 
     def settings(self) -> Settings:
-        from ..config import load_settings
+        from ..runtime.config import load_settings
 
         def build() -> Settings:
             settings = load_settings()
@@ -117,7 +117,7 @@ class Context:
         return "?"
 
     def store(self) -> Any:
-        from ..assembly import built
+        from ..runtime.assembly import built
 
         def build() -> Any:
             settings = self.settings()
@@ -135,7 +135,7 @@ class Context:
         return self._need("diagnosis", build, "the store could not be read (see the database check)")  # type: ignore[no-any-return]
 
     def embedder(self) -> Any:
-        from ..assembly import built
+        from ..runtime.assembly import built
 
         def build() -> Any:
             settings = self.settings()

@@ -6,7 +6,7 @@ the engine's Scope alone decides what is shown and what may change; a memory out
 the same 404 page as a missing id. Writes are POST forms answered with a redirect (303), so the
 pages work without JavaScript; ``static/ui.js`` only adds conveniences (import progress without
 reloads, a confirmation before delete). The security headers (CSP, no framing, no-store …) are
-added to every response of the server by :mod:`..http_middleware`, these pages' included.
+added to every response of the server by :mod:`.middleware`, these pages' included.
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ if TYPE_CHECKING:
     from mcp_memory_core.engine import MemoryEngine
     from mcp_memory_core.scope import Scope
 
-    from ..http_security import HttpSecurity
-    from ..service import MemoryService
+    from ..runtime.http_security import HttpSecurity
+    from ..runtime.service import MemoryService
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +78,7 @@ class PageError(Exception):
 
 def _templates() -> Environment:
     env = Environment(
-        loader=PackageLoader("mcp_memory_server.ui", "templates"),
+        loader=PackageLoader("mcp_memory_server.web", "templates"),
         autoescape=select_autoescape(default=True, default_for_string=True),
         trim_blocks=True,
         lstrip_blocks=True,
@@ -269,7 +269,7 @@ class UiApp:
         cursor = query.get("cursor") or None
 
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
-            from ..serialize import memory_to_dict
+            from ..operations.serialize import memory_to_dict
 
             filters = _filters(chosen)
             page = engine.list_memories(
@@ -309,7 +309,7 @@ class UiApp:
         data: dict[str, Any] = {"hits": None, "namespaces": [], "home": []}
 
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
-            from ..serialize import memory_to_dict
+            from ..operations.serialize import memory_to_dict
 
             found: dict[str, Any] = {
                 "namespaces": sorted(engine.list_namespaces(scope=scope)),
@@ -356,7 +356,7 @@ class UiApp:
         memory_id = request.path_params["memory_id"]
 
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
-            from ..serialize import view_to_dict
+            from ..operations.serialize import view_to_dict
 
             view = engine.get_memory(memory_id, history=True, scope=scope)
             data = view_to_dict(view, engine.ttl, engine.clock())

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from mcp_memory_core.engine import MemoryEngine
     from mcp_memory_core.scope import Scope
 
-    from ..service import MemoryService
+    from ..runtime.service import MemoryService
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from .config_files import (
+from ..config_files import (
     ConfigFileError,
     dump_json,
     json_indent,
@@ -34,7 +34,7 @@ from .config_files import (
     read_config,
     replace_config,
 )
-from .launch import SERVER_SCRIPT, detect_launch
+from ..launch import SERVER_SCRIPT, detect_launch
 
 # event -> (our command's name, Claude Code's timeout for it in seconds). A hook that times out is a
 # non-blocking error for Claude Code: the prompt goes on without the context.
@@ -58,7 +58,7 @@ HookSettingsError = ConfigFileError  # the name callers catch
 # -- the command Claude Code runs -------------------------------------------------------------------
 def launch_command(**how: Any) -> list[str]:
     """The absolute command that starts this machine's mcp-memory, as ``mcp-memory config`` chooses
-    it (:func:`.launch.detect_launch`; ``--project`` keeps Claude Code's working directory, hence the
+    it (:func:`..launch.detect_launch`; ``--project`` keeps Claude Code's working directory, hence the
     project's namespace), as one list of words."""
     launch = detect_launch(**how)
     return [launch.command, *launch.args]

@@ -1,7 +1,7 @@
 """The CLI's writes: ``add``, ``update``, ``forget``, ``pin`` and ``unpin``.
 
 Each one is the MCP tool of the same job (store_memory, update_memory, delete_memory, pin_memory)
-from a shell: the same engine call in the same Scope (the local user's, see ``cli.local_scope``), and
+from a shell: the same engine call in the same Scope (the local user's, see ``common.local_scope``), and
 the same receipt (``serialize.store_receipt`` & co.) printed as JSON with ``--json`` or as a sentence
 saying what happened (stored, duplicate of X, superseded Y …). A refused write changes nothing and
 is one line on stderr with exit status 1 (an unknown id, or another user's memory, which looks
@@ -16,16 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .cli import (
-    EXIT_USAGE,
-    MEMORY_TYPES,
-    cli,
-    emit_json,
-    fail,
-    local_scope,
-    one_line,
-    with_engine,
-)
+from .common import EXIT_USAGE, MEMORY_TYPES, emit_json, fail, local_scope, one_line, with_engine
 
 if TYPE_CHECKING:
     from mcp_memory_core.engine import MemoryEngine
@@ -58,7 +49,7 @@ def _tags(given: tuple[str, ...]) -> list[str] | None:
 
 
 def _stdin_is_terminal() -> bool:
-    from .cli_display import is_terminal
+    from .display import is_terminal
 
     return is_terminal(sys.stdin)
 
@@ -121,7 +112,7 @@ def store_sentence(receipt: dict[str, Any]) -> str:
     return f"Stored {receipt['id']} in namespace {receipt['namespace']!r}."
 
 
-@cli.command("add")
+@click.command("add")
 @click.argument("content")
 @_options(pinned=True, namespace=True)
 def add_command(
@@ -137,7 +128,7 @@ def add_command(
     """Store a new memory: CONTENT, or - to read it from stdin. Says whether it was stored, was a
     duplicate of a memory already stored (nothing written) or superseded one, and lists similar
     memories you may want to update instead."""
-    from .serialize import store_receipt
+    from ..operations.serialize import store_receipt
 
     text = _content(content)
     level = _importance(importance)
@@ -172,7 +163,7 @@ def add_command(
 
 
 # -- update --------------------------------------------------------------------------------------------
-@cli.command("update")
+@click.command("update")
 @click.argument("memory_id", metavar="ID")
 @click.argument("content")
 @_options(pinned=False, namespace=False)
@@ -188,7 +179,7 @@ def update_command(
     """Replace memory ID with a new version saying CONTENT (- reads it from stdin). The old version
     stays in its history and a search with its wording finds the new one. Only the current version
     can be updated; --type, --tags and --importance replace the old values, left out they are kept."""
-    from .serialize import update_receipt
+    from ..operations.serialize import update_receipt
 
     text = _content(content)
     level = _importance(importance)
@@ -228,7 +219,7 @@ def delete_sentence(receipt: dict[str, Any]) -> str:
     )
 
 
-@cli.command("forget")
+@click.command("forget")
 @click.argument("memory_id", metavar="ID")
 @click.option(
     "--hard",
@@ -240,7 +231,7 @@ def delete_sentence(receipt: dict[str, Any]) -> str:
 def forget_command(memory_id: str, hard: bool, yes: bool, as_json: bool) -> None:
     """Delete memory ID: a tombstone by default (hidden from search and lists, history kept); --hard
     purges its whole chain, after asking (or with --yes)."""
-    from .serialize import delete_receipt
+    from ..operations.serialize import delete_receipt
 
     if hard and not yes and not _stdin_is_terminal():
         fail("forget --hard cannot ask for confirmation without a terminal: add --yes to purge.", EXIT_USAGE)
@@ -268,7 +259,7 @@ def forget_command(memory_id: str, hard: bool, yes: bool, as_json: bool) -> None
 
 # -- pin / unpin ---------------------------------------------------------------------------------------
 def _pin(memory_id: str, pinned: bool, as_json: bool) -> None:
-    from .serialize import pin_receipt
+    from ..operations.serialize import pin_receipt
 
     receipt = with_engine(
         lambda engine: pin_receipt(
@@ -286,7 +277,7 @@ def _pin(memory_id: str, pinned: bool, as_json: bool) -> None:
         click.echo(f"Unpinned {receipt['id']}: it expires at {receipt['expires_at']}.")
 
 
-@cli.command("pin")
+@click.command("pin")
 @click.argument("memory_id", metavar="ID")
 @click.option("--json", "as_json", is_flag=True, help="Print the receipt as JSON.")
 def pin_command(memory_id: str, as_json: bool) -> None:
@@ -294,7 +285,7 @@ def pin_command(memory_id: str, as_json: bool) -> None:
     _pin(memory_id, True, as_json)
 
 
-@cli.command("unpin")
+@click.command("unpin")
 @click.argument("memory_id", metavar="ID")
 @click.option("--json", "as_json", is_flag=True, help="Print the receipt as JSON.")
 def unpin_command(memory_id: str, as_json: bool) -> None:

@@ -4,7 +4,7 @@ A small SQLite file of its own beside the memory database (``tokens.db``; ``MCP_
 overrides it), created ``0600``, holding only the SHA-256 of each token. Every server process that
 shares the file sees a created or revoked token at once. A store that keeps tokens in its own
 database (PostgreSQL) replaces the file unless ``MCP_MEMORY_TOKENS_PATH`` is set: see
-:func:`mcp_memory_server.assembly.token_registry`. The rules live in core's ``TokenRegistry``.
+:func:`mcp_memory_server.runtime.assembly.token_registry`. The rules live in core's ``TokenRegistry``.
 """
 
 from __future__ import annotations

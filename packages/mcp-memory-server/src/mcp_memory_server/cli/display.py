@@ -1,6 +1,6 @@
 """What the CLI shows people: tables on a terminal, progress bars on stderr.
 
-``rich`` is imported inside these functions only: ``cli.py`` imports this module, and ``serve``'s path
+``rich`` is imported inside these functions only: every command module imports this module, and ``serve``'s path
 to the ``initialize`` reply must not pay for rich (a test measures what ``serve`` imports).
 
 On a terminal, tables are drawn with rich; piped or redirected, commands print their rows as plain

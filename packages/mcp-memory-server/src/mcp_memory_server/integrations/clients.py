@@ -2,7 +2,7 @@
 merged into the real file (issue 16).
 
 The pure part lives here (how this machine launches the server, each client's file and format, the
-merge); ``config_cli.py`` is the command. Nothing here runs at server start-up: ``tomlkit`` is imported
+merge); ``cli/config.py`` is the command. Nothing here runs at server start-up: ``tomlkit`` is imported
 only when a Codex file is edited.
 
 Where each client keeps its servers, checked against its documentation (2026):

@@ -22,14 +22,14 @@ from typing import Any
 
 import click
 
-from .cli import EXIT_ERROR, cli, emit_json, expected_errors, fail, load_settings, path_option, use_vault
+from .common import EXIT_ERROR, emit_json, expected_errors, fail, load_settings, path_option, use_vault
 
 EXIT_INTERRUPTED = 130  # the shell's convention for Ctrl-C
 
 
 def _reindex(path: Path | None, *, rebuild: bool, batch_size: int, as_json: bool) -> None:
-    from .assembly import build_engine
-    from .cli_display import progress
+    from ..runtime.assembly import build_engine
+    from .display import progress
 
     use_vault(path)
     settings = load_settings().model_copy(update={"create_database": False})
@@ -162,7 +162,7 @@ def _options(fn: Any) -> Any:
     return path_option(fn)
 
 
-@cli.command("reindex")
+@click.command("reindex")
 @_options
 def reindex_command(path: Path | None, rebuild: bool, batch_size: int, as_json: bool) -> None:
     """Bring every vector to the configured embedder (after a model change). A vault: build this
@@ -171,7 +171,7 @@ def reindex_command(path: Path | None, rebuild: bool, batch_size: int, as_json: 
     _reindex(path, rebuild=rebuild, batch_size=batch_size, as_json=as_json)
 
 
-@cli.command("build-index", hidden=True)
+@click.command("build-index", hidden=True)
 @_options
 def build_index_command(path: Path | None, rebuild: bool, batch_size: int, as_json: bool) -> None:
     """The same as reindex (seed 004's name)."""

@@ -1,4 +1,4 @@
-"""``mcp-memory doctor``: the checks of :mod:`.doctor` as a table for people (rich, imported here
+"""``mcp-memory doctor``: the checks of :mod:`..doctor` as a table for people (rich, imported here
 only: nothing heavy at import time) or as JSON; exit status 1 when any check fails."""
 
 from __future__ import annotations
@@ -10,15 +10,15 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .cli import EXIT_ERROR, cli, emit_json, path_option, use_vault
+from .common import EXIT_ERROR, emit_json, path_option, use_vault
 
 if TYPE_CHECKING:
-    from .doctor import Check
+    from ..doctor import Check
 
 MARKS = {"ok": ("ok", "green"), "warn": ("warn", "yellow"), "fail": ("FAIL", "bold red")}
 
 
-@cli.command("doctor")
+@click.command("doctor")
 @click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
 @click.option(
     "--no-handshake",
@@ -41,7 +41,7 @@ def doctor_command(as_json: bool, no_handshake: bool, timeout: float, path: Path
     Run it with the environment your MCP client gives the server (its "env"). Each check says ok,
     warn or fail, and how to fix a warn or fail. Exit status 1 when a check fails. Nothing is written.
     """
-    from .doctor import failed, run_checks
+    from ..doctor import failed, run_checks
 
     use_vault(path)
     results = run_checks(handshake=not no_handshake, timeout=timeout)

@@ -1,6 +1,6 @@
 """``mcp-memory hooks install|uninstall`` and ``mcp-memory hook NAME``: automatic recall for Claude
-Code (issue 16). The logic is in ``hooks.py`` (what a hook does) and ``hooks_settings.py`` (the
-settings file); this module is the commands, registered on ``cli`` the way ``vault_cli`` is.
+Code. The logic is in ``integrations/claude_code/``: ``hooks.py`` (what a hook does) and
+``settings.py`` (the settings file); this module is the commands, added to the group by ``main.py``.
 
 ``hook NAME`` is run by Claude Code on every prompt, so it imports nothing until it runs, and it never
 exits with click's usage-error status 2: for UserPromptSubmit, exit 2 would block and erase the
@@ -16,11 +16,11 @@ from typing import Any
 
 import click
 
-from .cli import EXIT_ERROR, cli, emit_json, fail
+from .common import EXIT_ERROR, emit_json, fail
 
 
 def _where(user: bool, project: Path | None, local: bool) -> Path:
-    from .hooks_settings import settings_path
+    from ..integrations.claude_code.settings import settings_path
 
     if user and (project is not None or local):
         raise click.UsageError("--user and --project/--local exclude each other.")
@@ -42,7 +42,7 @@ def _location_options(fn: Any) -> Any:
     )(fn)
 
 
-@cli.group("hooks")
+@click.group("hooks")
 def hooks_group() -> None:
     """Claude Code hooks: memories injected at session start and with every prompt (and, if you
     choose, explicit decisions stored when a reply ends). See docs/hooks.md."""
@@ -80,7 +80,12 @@ def install_command(
     Every other setting and hook stays; the file is backed up first (<file>.bak-<time>); an invalid
     file is refused and left untouched; running it again changes nothing.
     """
-    from .hooks_settings import HookSettingsError, hook_entries, install_hooks, launch_command
+    from ..integrations.claude_code.settings import (
+        HookSettingsError,
+        hook_entries,
+        install_hooks,
+        launch_command,
+    )
 
     path = _where(user, project, local)
     entries = hook_entries(launch_command(), budget=budget, store_decisions=store_decisions)
@@ -119,7 +124,7 @@ def install_command(
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def uninstall_command(project: Path | None, user: bool, local: bool, as_json: bool) -> None:
     """Remove mcp-memory's hooks (only ours: every other hook and setting stays; backed up first)."""
-    from .hooks_settings import HookSettingsError, uninstall_hooks
+    from ..integrations.claude_code.settings import HookSettingsError, uninstall_hooks
 
     path = _where(user, project, local)
     try:
@@ -156,7 +161,7 @@ class _NeverExit2(click.Command):
             ctx.exit(0)
 
 
-@cli.command(
+@click.command(
     "hook",
     cls=_NeverExit2,
     context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
@@ -169,7 +174,13 @@ def hook_command(ctx: click.Context, name: str, budget: str | None, store_decisi
     """Run by Claude Code, not by you: NAME is session-start, user-prompt-submit, stop or
     pre-compact. Reads the hook's JSON on stdin and prints what Claude Code should add to the context.
     Never fails: any error is exit 0 with no output (logged to stderr and hooks.log)."""
-    from .hooks import BUDGET_SETTING, DEFAULT_BUDGET, HOOKS, STORE_DECISIONS_SETTING, run_failing_open
+    from ..integrations.claude_code.hooks import (
+        BUDGET_SETTING,
+        DEFAULT_BUDGET,
+        HOOKS,
+        STORE_DECISIONS_SETTING,
+        run_failing_open,
+    )
 
     if ctx.args:
         click.echo(f"mcp-memory hook: ignoring {' '.join(ctx.args)}", err=True)

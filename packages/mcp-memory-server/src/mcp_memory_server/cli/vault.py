@@ -1,5 +1,5 @@
-"""``mcp-memory init``, seed 004's command to create a markdown vault (``reindex``/``build-index``
-live in ``reindex_cli``, for every store).
+"""``mcp-memory init``, the command that creates a markdown vault (``reindex``/``build-index``
+live in :mod:`.reindex`, for every store).
 
 ``--path DIR`` means ``MCP_MEMORY_STORE=markdown MCP_MEMORY_VAULT=DIR`` (the store of the
 ``mcp-memory-markdown`` plugin). The command goes through the store's optional ``initialize()``
@@ -12,16 +12,16 @@ from pathlib import Path
 
 import click
 
-from .cli import cli, emit_json, expected_errors, fail, load_settings, path_option, use_vault
+from .common import emit_json, expected_errors, fail, load_settings, path_option, use_vault
 
 
-@cli.command("init")
+@click.command("init")
 @path_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: the location and what was created.")
 def init_command(path: Path | None, as_json: bool) -> None:
     """Create a new store's layout: for a vault, its entity folders and .mcp-memory.yaml (nothing
     is overwritten; no model is loaded)."""
-    from .assembly import built, load_plugins
+    from ..runtime.assembly import built, load_plugins
 
     use_vault(path)
     settings = load_settings()

@@ -1,5 +1,5 @@
-"""``mcp-memory config CLIENT [--install]``: connect a client (issue 16). The logic is in
-``client_config.py``; this module is the command, registered on ``cli`` the way ``vault_cli`` is."""
+"""``mcp-memory config CLIENT [--install]``: connect a client. The logic is in
+``integrations/clients.py``; this module is the command, added to the group by ``main.py``."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from typing import Any, NoReturn
 
 import click
 
-from .cli import EXIT_ERROR, cli, emit_json, fail
+from .common import EXIT_ERROR, emit_json, fail
 
 CLIENT_NAMES = ("claude-code", "claude-desktop", "cursor", "vscode", "codex")
 
 
-@cli.command("config")
+@click.command("config")
 @click.argument("client", type=click.Choice(CLIENT_NAMES, case_sensitive=False), metavar="CLIENT")
 @click.option("--install", is_flag=True, help="Merge the server into the client's configuration file.")
 @click.option(
@@ -57,7 +57,7 @@ def config_command(
     backs the file up first (<file>.bak-<time>), refuses a file it cannot parse, and changes nothing
     when the entry is already there.
     """
-    from .client_config import (
+    from ..integrations.clients import (
         CLIENTS,
         ClientConfigError,
         check_server_name,
@@ -66,7 +66,7 @@ def config_command(
         parse_env,
         snippet,
     )
-    from .launch import detect_launch
+    from ..integrations.launch import detect_launch
 
     spec = CLIENTS[client.lower()]
     try:

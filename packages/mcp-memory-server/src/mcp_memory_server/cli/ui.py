@@ -18,8 +18,8 @@ from pathlib import Path
 
 import click
 
-from .cli import EXIT_CONFIG, cli, expected_errors, fail, load_settings, path_option, use_vault
-from .logging_setup import configure_logging
+from ..runtime.logging_setup import configure_logging
+from .common import EXIT_CONFIG, expected_errors, fail, load_settings, path_option, use_vault
 
 DEFAULT_PORT = 8765
 
@@ -59,7 +59,7 @@ def _open_when_listening(host: str, port: int, url: str, timeout: float = 60.0) 
         time.sleep(0.1)
 
 
-@cli.command("ui")
+@click.command("ui")
 @click.option("--host", default="127.0.0.1", show_default=True, help="A loopback address only.")
 @click.option(
     "--port",
@@ -73,7 +73,7 @@ def _open_when_listening(host: str, port: int, url: str, timeout: float = 60.0) 
 def ui_command(host: str, port: int, no_browser: bool, path: Path | None) -> None:
     """Open the web UI: browse, search, edit, pin, delete and restore, import, export and statistics,
     as the local user (no token), on a loopback address. Ctrl-C stops it."""
-    from .http_security import is_loopback
+    from ..runtime.http_security import is_loopback
 
     configure_logging("WARNING")
     use_vault(path)
@@ -97,7 +97,7 @@ def ui_command(host: str, port: int, no_browser: bool, path: Path | None) -> Non
         threading.Thread(
             target=_open_when_listening, args=(host, port, url), name="mcp-memory-open-browser", daemon=True
         ).start()
-    from .server import serve_http
+    from ..web.server import serve_http
 
     with suppress(KeyboardInterrupt), expected_errors():
         serve_http(settings, host=host, port=port, auth=False)

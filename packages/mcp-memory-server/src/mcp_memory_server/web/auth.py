@@ -31,7 +31,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 if TYPE_CHECKING:
-    from ..http_security import HttpSecurity
+    from ..runtime.http_security import HttpSecurity
 
 SESSION_COOKIE = "mcp_memory_ui"
 CSRF_FIELD = "csrf"

@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from starlette.applications import Starlette
     from starlette.requests import Request
 
-    from ..http_security import HttpSecurity
-    from ..service import MemoryService
+    from ..runtime.http_security import HttpSecurity
+    from ..runtime.service import MemoryService
 
 
 def mount_ui(app: Starlette, service: MemoryService, security: HttpSecurity) -> UiApp:

@@ -1,4 +1,5 @@
-"""Serving over stdio: the MCP SDK's transport, plus an answer to every line it cannot read.
+"""Serving over stdio (:func:`serve_stdio`): the MCP SDK's transport, plus an answer to every line it
+cannot read.
 
 The SDK's stdio transport turns a line that is not JSON, or is JSON but not a JSON-RPC message, into
 an exception on its read stream, and the server only logs that (at debug level): the client hears
@@ -27,6 +28,8 @@ from .jsonrpc_recovery import unreadable_request_reply
 if TYPE_CHECKING:
     from mcp.server import MCPServer
     from mcp.shared._stream_protocols import ReadStream, WriteStream
+
+    from mcp_memory_core.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -134,3 +137,20 @@ async def run_stdio(app: MCPServer[Any]) -> None:
             write_stream,
             server.create_initialization_options(),
         )
+
+
+def serve_stdio(settings: Settings | None = None) -> None:
+    """Serve one client over stdin/stdout until it disconnects (a malformed line gets a JSON-RPC error).
+
+    With ``settings=None`` the settings are read by the warm-up thread after the handshake, so the
+    path to the ``initialize`` reply imports neither the core nor numpy.
+    """
+    from .app import build_app
+
+    app = build_app(settings)
+    service = app.memory_service  # type: ignore[attr-defined]
+    log.info("mcp-memory serving over stdio")
+    try:
+        anyio.run(run_stdio, app)
+    finally:
+        service.close()

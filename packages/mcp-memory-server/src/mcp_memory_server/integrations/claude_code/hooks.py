@@ -1,5 +1,5 @@
 """Automatic recall for Claude Code through its hooks (issue 16): what ``mcp-memory hook NAME`` does
-when Claude Code runs it. ``hooks_settings.py`` installs the handlers; ``hooks_cli.py`` is the command.
+when Claude Code runs it. ``settings.py`` installs the handlers; ``cli/hooks.py`` is the command.
 
 The contract, as Claude Code's hooks reference states it (code.claude.com/docs/en/hooks, formerly
 docs.anthropic.com/en/docs/claude-code/hooks; read through the dated copies of that page at
@@ -314,7 +314,7 @@ def open_engine(payload: dict[str, Any], *, create: bool) -> MemoryEngine | None
     (nothing stored: nothing to say, and nothing to log on every prompt)."""
     from mcp_memory_core.settings import Settings
 
-    from .assembly import build_engine
+    from ...runtime.assembly import build_engine
 
     settings = Settings()  # reads the environment; resolves the database path against the old cwd
     cwd = payload.get("cwd")
@@ -342,7 +342,7 @@ def hook_plugins(settings: Settings) -> PluginManager:
     from mcp_memory_core.hookspecs import ENTRY_POINT_GROUP
     from mcp_memory_core.plugins import PluginManager
 
-    from .assembly import load_plugins
+    from ...runtime.assembly import load_plugins
 
     points = sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: (ep.name, ep.value))
     packages = {ep.name: (ep.dist.metadata["Name"] if ep.dist is not None else "?") for ep in points}

@@ -1,4 +1,4 @@
-"""Run the MCP server over stdio or streamable HTTP."""
+"""Run the MCP server and the web UI over streamable HTTP (stdio: :mod:`..mcp.stdio_transport`)."""
 
 from __future__ import annotations
 
@@ -7,37 +7,20 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from .app import build_app
+from ..mcp.app import build_app
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp
 
     from mcp_memory_core.settings import Settings
 
-    from .http_middleware import LoginThrottle
-    from .http_security import HttpSecurity
-    from .service import MemoryService
+    from ..runtime.http_security import HttpSecurity
+    from ..runtime.service import MemoryService
+    from .middleware import LoginThrottle
 
 log = logging.getLogger(__name__)
 
 MCP_PATH = "/mcp"
-
-
-def serve_stdio(settings: Settings | None = None) -> None:
-    """Serve one client over stdin/stdout until it disconnects (a malformed line gets a JSON-RPC error).
-
-    With ``settings=None`` the settings are read by the warm-up thread after the handshake, so the
-    path to the ``initialize`` reply imports neither the core nor numpy.
-    """
-    from .stdio_transport import run_stdio
-
-    app = build_app(settings)
-    service = app.memory_service  # type: ignore[attr-defined]
-    log.info("mcp-memory serving over stdio")
-    try:
-        anyio.run(run_stdio, app)
-    finally:
-        service.close()
 
 
 def http_app(
@@ -49,14 +32,14 @@ def http_app(
     throttle: LoginThrottle | None = None,
 ) -> ASGIApp:
     """What ``serve --transport http`` serves: the MCP endpoint at ``/mcp`` and the web UI at ``/ui``,
-    every response with the security headers, failed logins throttled (see http_middleware), and a
-    503 for a request the database cannot answer now (see :class:`~.http_security.UnavailableGuard`)."""
+    every response with the security headers, failed logins throttled (see :mod:`.middleware`), and a
+    503 for a request the database cannot answer now (see :class:`~..runtime.http_security.UnavailableGuard`)."""
     from starlette.routing import Route
 
-    from .http_middleware import guarded
-    from .http_security import UnavailableGuard
-    from .jsonrpc_recovery import AnswerUnreadableRequests
-    from .ui import mount_ui
+    from ..mcp.jsonrpc_recovery import AnswerUnreadableRequests
+    from ..runtime.http_security import UnavailableGuard
+    from .middleware import guarded
+    from .mount import mount_ui
 
     app = build_app(settings, service=service, security=security)
     starlette_app = app.streamable_http_app(
@@ -83,9 +66,9 @@ def serve_http(settings: Settings, *, host: str = "127.0.0.1", port: int = 8000,
     """
     import uvicorn
 
-    from .assembly import build_engine, token_registry
-    from .http_security import http_security, is_loopback
-    from .service import MemoryService
+    from ..runtime.assembly import build_engine, token_registry
+    from ..runtime.http_security import http_security, is_loopback
+    from ..runtime.service import MemoryService
 
     if not auth and not is_loopback(host):
         raise ValueError(f"refusing to serve {host} without authentication")

@@ -1,0 +1,168 @@
+"""The read commands: ``list``, ``search``, ``get`` and ``namespaces``."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from .common import (
+    READ_NAMESPACE_HELP,
+    emit_json,
+    limit_option,
+    local_scope,
+    namespace_option,
+    one_line,
+    with_engine,
+)
+
+if TYPE_CHECKING:
+    from mcp_memory_core.engine import MemoryEngine
+
+
+@click.command("list")
+@limit_option(50, 1000, "Page size")
+@click.option("--cursor", default=None, help="next_cursor of the previous page.")
+@namespace_option(READ_NAMESPACE_HELP)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def list_command(limit: int, cursor: str | None, namespace: str | None, as_json: bool) -> None:
+    """List current memories, newest first."""
+    from ..operations.serialize import page_to_dict
+    from .display import stdout_is_terminal, table
+
+    page = with_engine(
+        lambda engine: page_to_dict(
+            engine.list_memories(limit, cursor, namespace=namespace, scope=local_scope(engine))
+        ),
+        create=False,
+    )
+    if as_json:
+        emit_json(page)
+        return
+    if not page["memories"]:
+        click.echo("No memories." if not cursor else "No more memories.")
+        return
+    rows = [
+        (m["id"], m["created_at"][:19].replace("T", " "), m["namespace"], one_line(m["content"], 80))
+        for m in page["memories"]
+    ]
+    if stdout_is_terminal():
+        table(("ID", "CREATED", "NAMESPACE", "CONTENT"), rows, wide=3)
+    else:
+        for row in rows:
+            click.echo("  ".join(row))
+    shown = len(page["memories"])
+    footer = f"{shown} shown, {page['total']} in total."
+    if page["next_cursor"]:
+        again = f" --namespace {namespace!r}" if namespace else ""
+        footer += f" Next page: mcp-memory list --limit {limit}{again} --cursor {page['next_cursor']}"
+    click.echo(footer)
+
+
+@click.command()
+@click.argument("query")
+@limit_option(10, 100, "Maximum results")
+@namespace_option(READ_NAMESPACE_HELP)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def search(query: str, limit: int, namespace: str | None, as_json: bool) -> None:
+    """Search memories by meaning."""
+    from ..operations.serialize import hit_to_dict
+    from .display import stdout_is_terminal, table
+
+    def do(engine: MemoryEngine) -> tuple[list[dict[str, Any]], list[str]]:
+        found = engine.search(query, limit, namespace=namespace, scope=local_scope(engine))
+        return [hit_to_dict(h) for h in found.hits], found.warnings
+
+    results, warnings = with_engine(do, create=False)
+    if as_json:
+        emit_json({"results": results, "count": len(results), **({"warnings": warnings} if warnings else {})})
+        return
+    for warning in warnings:  # a skipped reranker: said on stderr, the results stay on stdout
+        click.echo(f"mcp-memory: warning: {warning}", err=True)
+    if not results:
+        click.echo("No matching memories.")
+        return
+    if stdout_is_terminal():
+        rows = [
+            (
+                str(rank),
+                f"{hit['score']:.3f}",
+                hit["id"],
+                hit["namespace"],
+                one_line(hit["content"], 200),
+            )
+            for rank, hit in enumerate(results, start=1)
+        ]
+        table(("#", "SCORE", "ID", "NAMESPACE", "CONTENT"), rows, wide=4, right=(0, 1))
+        for rank, hit in enumerate(results, start=1):
+            if hit["matched_id"]:
+                click.echo(f"{rank}: matched the wording of an older version, {hit['matched_id']}.")
+        return
+    for rank, hit in enumerate(results, start=1):
+        via = f"  (matched older version {hit['matched_id']})" if hit["matched_id"] else ""
+        click.echo(f"{rank:>2}. {hit['score']:.3f}  {hit['id']}  {one_line(hit['content'], 70)}{via}")
+
+
+@click.command()
+@click.argument("memory_id", metavar="ID")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def get(memory_id: str, as_json: bool) -> None:
+    """Show one memory, as stored (with its status and the head of its chain)."""
+    from ..operations.serialize import view_to_dict
+
+    view = with_engine(
+        lambda engine: view_to_dict(
+            engine.get_memory(memory_id, scope=local_scope(engine)), engine.ttl, engine.clock()
+        ),
+        create=False,
+    )
+    if as_json:
+        emit_json(view)
+        return
+    click.echo(f"id:            {view['id']}")
+    click.echo(f"status:        {view['status']}")
+    if view["head_id"] and view["head_id"] != view["id"]:
+        click.echo(f"current:       {view['head_id']}")
+    click.echo(f"created_at:    {view['created_at']}")
+    click.echo(f"updated_at:    {view['updated_at']}")
+    click.echo(f"expires_at:    {view['expires_at'] or 'never'}{' (pinned)' if view['pinned'] else ''}")
+    if view["superseded_by"]:
+        click.echo(f"superseded_by: {view['superseded_by']}")
+    if view["deleted_at"]:
+        click.echo(f"deleted_at:    {view['deleted_at']}")
+    if view["metadata"]:
+        click.echo(f"metadata:      {json.dumps(view['metadata'], ensure_ascii=False)}")
+    click.echo("")
+    click.echo(view["content"])
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def namespaces(as_json: bool) -> None:
+    """List namespaces with their number of current memories (* = the current namespace)."""
+    from .display import stdout_is_terminal, table
+
+    counts, current = with_engine(
+        lambda engine: (
+            dict(engine.list_namespaces(scope=local_scope(engine))),
+            local_scope(engine).default_namespace,
+        ),
+        create=False,
+    )
+    if as_json:
+        emit_json({"namespaces": counts, "current": current})
+        return
+    if not counts:
+        click.echo(f"No namespaces yet (the current one is {current!r}).")
+        return
+    listed = [("*" if name == current else "", name, str(count)) for name, count in sorted(counts.items())]
+    if stdout_is_terminal():
+        table(("", "NAMESPACE", "MEMORIES"), listed, right=(2,))
+    else:
+        rows = [("", "NAMESPACE", "MEMORIES"), *listed]
+        width = max(len(row[1]) for row in rows)
+        for mark, name, count in rows:
+            click.echo(f"{mark:1}  {name.ljust(width)}  {count}".rstrip())
+    if current not in counts:
+        click.echo(f"(the current namespace {current!r} holds no memories yet)")

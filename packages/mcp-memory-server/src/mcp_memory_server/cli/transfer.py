@@ -1,0 +1,318 @@
+"""Moving memories in and out: ``mcp-memory export`` and ``mcp-memory import``."""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from collections.abc import Callable
+from contextlib import suppress
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from .common import EXIT_CONFIG, MEMORY_TYPES, emit_json, expected_errors, fail, local_scope, with_engine
+
+if TYPE_CHECKING:
+    from mcp_memory_core.engine import MemoryEngine
+
+
+IMPORT_FORMATS = ("mcp-memory", "chatgpt", "mcp-knowledge-graph")
+
+
+def _export_time() -> datetime | None:
+    """``SOURCE_DATE_EPOCH`` (the reproducible-builds convention) fixes ``exported_at``, so two exports
+    of the same memories are byte-identical."""
+    raw = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if not raw:
+        return None
+    try:
+        return datetime.fromtimestamp(int(raw), UTC)
+    except (ValueError, OverflowError, OSError):
+        fail(f"SOURCE_DATE_EPOCH must be an integer number of seconds; got {raw!r}.", EXIT_CONFIG)
+
+
+@click.command("export")
+@click.option(
+    "-o",
+    "--output",
+    default="-",
+    show_default=True,
+    type=click.Path(dir_okay=False, allow_dash=True, path_type=str),
+    help="File to write (- for stdout). Written to a temporary file first, then renamed.",
+)
+@click.option("--namespace", default=None, help="Export this namespace (default: the current one).")
+@click.option("--all-namespaces", is_flag=True, help="Export every namespace.")
+@click.option(
+    "--vectors",
+    "with_vectors",
+    is_flag=True,
+    help="Also write each memory's stored vectors (format version 2, about 2 KB per vector at 384-d): "
+    "an import into a store of the same embedding model reuses them instead of embedding again.",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the summary as JSON on stdout (needs -o FILE: without it, stdout is the export).",
+)
+def export_command(
+    output: str, namespace: str | None, all_namespaces: bool, with_vectors: bool, as_json: bool
+) -> None:
+    """Export memories as mcp-memory JSON Lines: every version, tombstone and pin.
+
+    The first line is a header ({"format": "mcp-memory", "version": 1, "exported_at", "count"}), then
+    one memory per line, sorted by (namespace, created_at, id). With --vectors the version is 2, the
+    header names the embedder and every memory carries its vectors. Set SOURCE_DATE_EPOCH to fix
+    exported_at and get byte-identical exports of identical data. A progress bar is drawn on stderr
+    when it is a terminal.
+    """
+    if namespace is not None and all_namespaces:
+        raise click.UsageError("--namespace and --all-namespaces exclude each other.")
+    if as_json and output == "-":
+        raise click.UsageError("--json needs -o FILE: without it, stdout carries the export itself.")
+    now = _export_time()
+
+    def run(engine: MemoryEngine) -> tuple[int, str | None]:
+        from mcp_memory_core.transfer import export_memories
+        from mcp_memory_core.validation import validate_namespace
+
+        from .display import progress, stderr_is_terminal
+
+        ns = (
+            None if all_namespaces else validate_namespace(namespace or local_scope(engine).default_namespace)
+        )
+        # Plain progress lines only for a file: exporting to stdout ends with the one summary line.
+        quiet = as_json or (output == "-" and not stderr_is_terminal())
+        with progress("Exporting", quiet=quiet) as report:
+            if output == "-":
+                buffer = io.StringIO()
+                count = export_memories(
+                    engine,
+                    buffer,
+                    namespace=ns,
+                    now=now,
+                    vectors=with_vectors,
+                    scope=local_scope(engine),
+                    progress=report,
+                )
+                try:
+                    sys.stdout.flush()
+                    sys.stdout.buffer.write(buffer.getvalue().encode("utf-8"))  # UTF-8 whatever the locale
+                    sys.stdout.buffer.flush()
+                except OSError as exc:  # a full disk behind a redirection, a closed pipe
+                    fail(f"cannot write the export to stdout: {exc.strerror or exc}.")
+                return count, ns
+            return _export_to_file(engine, Path(output), ns, now, with_vectors, report), ns
+
+    count, ns = with_engine(run, create=False)
+    if as_json:
+        emit_json({"exported": count, "namespace": ns, "output": output, "vectors": with_vectors})
+        return
+    where = "all namespaces" if ns is None else f"namespace {ns!r}"
+    target = "stdout" if output == "-" else output
+    click.echo(f"Exported {count} memories ({where}) to {target}.", err=True)
+
+
+def _export_target(path: Path) -> Path:
+    """Where ``export -o`` may write: a new file, or a regular file it replaces (by renaming a
+    temporary file over it). A symlink, a folder, a device or a pipe is refused, never replaced."""
+    import stat
+
+    path = path.expanduser()
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return path
+    except OSError as exc:  # a file where a folder should be, a folder this user may not enter
+        fail(f"cannot write {path}: {exc.strerror or exc}; choose another path.")
+    if not stat.S_ISREG(mode):
+        kind = (
+            "a symbolic link"
+            if stat.S_ISLNK(mode)
+            else "a folder"
+            if stat.S_ISDIR(mode)
+            else "a device, pipe or socket"
+        )
+        fail(
+            f"refusing to export to {path}: it is {kind}, not a regular file (it would be replaced); "
+            "name a new or regular file, or use -o - for stdout."
+        )
+    return path
+
+
+def _export_to_file(
+    engine: MemoryEngine,
+    path: Path,
+    namespace: str | None,
+    now: datetime | None,
+    vectors: bool,
+    report: Callable[[int, int], None],
+) -> int:
+    import tempfile
+
+    from mcp_memory_core.transfer import export_memories
+
+    path = _export_target(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        fail(f"cannot write {path}: {exc.strerror or exc}")
+    try:
+        with open(fd, "w", encoding="utf-8", newline="\n") as handle:
+            count = export_memories(
+                engine,
+                handle,
+                namespace=namespace,
+                now=now,
+                vectors=vectors,
+                scope=local_scope(engine),
+                progress=report,
+            )
+        os.replace(tmp, path)
+    except BaseException as exc:
+        with suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(exc, OSError):  # a full disk, a quota, an I/O error: the target is untouched
+            fail(f"cannot write {path}: {exc.strerror or exc}; nothing was exported (the file is unchanged).")
+        raise
+    return count
+
+
+def _lifetime(value: timedelta) -> str:
+    seconds = int(value.total_seconds())
+    for unit, size in (("d", 86_400), ("h", 3600), ("m", 60)):
+        if seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+@click.command("import")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["auto", *IMPORT_FORMATS]),
+    default="auto",
+    show_default=True,
+    help="mcp-memory (an export), chatgpt (conversations.json or the export .zip), mcp-knowledge-graph "
+    "(memory.jsonl of @modelcontextprotocol/server-memory); auto guesses from the content.",
+)
+@click.option(
+    "--namespace",
+    default=None,
+    help="Target namespace for chatgpt and knowledge-graph imports (default: the current one). "
+    "mcp-memory exports keep each memory's own namespace.",
+)
+@click.option(
+    "--type",
+    "memory_type",
+    type=click.Choice(MEMORY_TYPES),
+    default=None,
+    help="Memory type for chatgpt and knowledge-graph imports (default semantic: kept until deleted).",
+)
+@click.option("--include-assistant", is_flag=True, help="chatgpt: also import the assistant's replies.")
+@click.option("--batch-size", type=click.IntRange(1, 10_000), default=64, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def import_command(
+    file: Path,
+    fmt: str,
+    namespace: str | None,
+    memory_type: str | None,
+    include_assistant: bool,
+    batch_size: int,
+    as_json: bool,
+) -> None:
+    """Import memories from FILE. Safe to re-run: memories already present (same id) are skipped.
+
+    The whole file is read and validated before anything is written; memories are embedded in
+    batches, one transaction per batch, with progress on stderr (a bar on a terminal, a line every
+    few seconds otherwise, none with --json). An export made with --vectors by the same embedding
+    model is not embedded again: its vectors are reused.
+    """
+    with expected_errors():
+        from mcp_memory_core.transfer import detect_format
+
+        chosen = detect_format(file) if fmt == "auto" else fmt
+    if chosen == "mcp-memory" and (namespace or memory_type):
+        raise click.UsageError(
+            "--namespace and --type apply to chatgpt and mcp-knowledge-graph imports; an mcp-memory "
+            "export keeps each memory's namespace and type (export with --namespace to select one)."
+        )
+    if include_assistant and chosen != "chatgpt":
+        raise click.UsageError("--include-assistant applies to chatgpt imports only.")
+
+    def run(engine: MemoryEngine) -> dict[str, Any]:
+        from mcp_memory_core.errors import InvalidInputError
+        from mcp_memory_core.models import MemoryType
+        from mcp_memory_core.transfer import check_records, import_records, read_memories, refused_records
+        from mcp_memory_core.validation import validate_namespace
+
+        from .display import progress
+
+        scope = local_scope(engine)
+        target = validate_namespace(namespace) if namespace else scope.default_namespace
+        now = engine.clock()
+        try:
+            memories = read_memories(
+                file,
+                chosen,  # type: ignore[arg-type]  # one of IMPORT_FORMATS (click.Choice)
+                namespace=target,
+                now=now,
+                include_assistant=include_assistant,
+                memory_type=MemoryType(memory_type) if memory_type else None,
+                owner=scope.principal,
+                limits=engine.limits,
+            )
+        except OSError as exc:
+            fail(f"cannot read {file}: {exc.strerror or exc}")
+        if chosen != "mcp-memory":
+            expired = [m for m in memories if engine.ttl.is_expired(m, now)]
+            if expired:
+                kind = MemoryType(expired[0].type)
+                lifetime = engine.ttl.ttl.get(kind)
+                raise InvalidInputError(
+                    f"{len(expired)} of {len(memories)} memories are older than the {kind.value} lifetime "
+                    f"({_lifetime(lifetime) if lifetime else '?'}) and would expire at once. Import them "
+                    f"with --type semantic (kept until deleted), or set MCP_MEMORY_TTL_{kind.value.upper()}"
+                    "=never (or a longer lifetime) for every mcp-memory process."
+                )
+        check_records(engine, memories, scope=scope)  # a refused memory is reported before the progress
+        done = [0]
+        with progress("Importing", quiet=as_json) as report:
+            report(0, len(memories))
+
+            def advance(count: int) -> None:
+                done[0] += count
+                report(done[0], len(memories))
+
+            outcome = import_records(engine, memories, batch_size=batch_size, on_batch=advance, scope=scope)
+        return {
+            "imported": outcome.inserted,
+            "skipped": outcome.skipped,
+            "repaired": outcome.repaired,
+            "vectors_reused": outcome.reused,
+            "refused": refused_records(memories, outcome),
+            "format": chosen,
+            "namespace": None if chosen == "mcp-memory" else target,
+            "file": str(file),
+        }
+
+    summary = with_engine(run)
+    if as_json:
+        emit_json(summary)
+        return
+    line = f"imported {summary['imported']}, skipped {summary['skipped']} (already present)"
+    if summary["vectors_reused"]:
+        line += f"; reused the file's vectors for {summary['vectors_reused']} (not embedded again)"
+    if summary["repaired"]:
+        plural = "" if summary["repaired"] == 1 else "s"
+        line += f"; repaired {summary['repaired']} lone surrogate{plural} (replaced with U+FFFD)"
+    if summary["refused"]:
+        line += f"; refused {len(summary['refused'])}:"
+    click.echo(line)
+    for refused in summary["refused"]:
+        click.echo(f"  {refused['where']} (memory {refused['id']}): {refused['reason']}")

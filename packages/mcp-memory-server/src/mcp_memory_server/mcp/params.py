@@ -1,0 +1,120 @@
+"""The tools' arguments as the model reads them: each a type with its description, and the limits
+they quote.
+
+These mirror mcp_memory_core.engine.MAX_SEARCH_LIMIT / MAX_LIST_LIMIT (a unit test checks it): the
+core is imported by the warm-up thread, after the handshake, so nothing here may import it.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+MAX_SEARCH_LIMIT = 100
+MAX_LIST_LIMIT = 1000
+MAX_TOKEN_BUDGET = 100_000  # memory_injection's token_budget (the engine checks it too)
+
+MemoryId = Annotated[
+    str, Field(description="A memory id (UUID), as returned by store_memory or search_memories.")
+]
+Content = Annotated[
+    str,
+    Field(
+        description=(
+            "The text to remember: one self-contained fact, preference or decision, understandable "
+            "without the current conversation."
+        )
+    ),
+]
+Metadata = Annotated[
+    dict[str, Any] | None,
+    Field(
+        description='Optional key/value pairs about the memory, e.g. {"project": "atlas", "topic": "deploy"}.'
+    ),
+]
+NamespaceArg = Annotated[
+    str | None,
+    Field(
+        description=(
+            '"user" for preferences and facts about the person (seen from every project); default: the '
+            "current project's namespace, for facts about the project."
+        )
+    ),
+]
+ReadNamespaceArg = Annotated[
+    str | None,
+    Field(
+        description=(
+            'Namespace to read; default: the current project and "user" together; "*": every namespace '
+            "you may read."
+        )
+    ),
+]
+PrivacyArg = Annotated[
+    Literal["private", "team", "public"] | None,
+    Field(
+        description=(
+            "Who else may read it: private (only you: the default), team (members of your teams), "
+            "public (every user of this server). Only you can ever change or delete it."
+        )
+    ),
+]
+MemoryTypeName = Literal["working", "episodic", "semantic", "procedural"]
+TypeArg = Annotated[
+    MemoryTypeName | None,
+    Field(
+        description=(
+            "semantic (facts, preferences: the default), procedural (how to do things), episodic "
+            "(what happened when), working (short-lived task state)."
+        )
+    ),
+]
+TagsArg = Annotated[list[str] | None, Field(description='Optional labels, e.g. ["python", "deploy"].')]
+ImportanceArg = Annotated[
+    float | None, Field(description="How much this matters, 0 to 1 (default 0.5).", ge=0, le=1)
+]
+# Filters shared by search_memories and list_memories: they apply before the top-k, so a filtered
+# search returns as many results as match.
+FilterTypes = Annotated[list[MemoryTypeName] | None, Field(description="Only memories of these types.")]
+FilterTags = Annotated[list[str] | None, Field(description="Only memories with these tags (see tags_match).")]
+TagsMatch = Annotated[
+    Literal["any", "all"], Field(description="any: at least one of the tags; all: every one of them.")
+]
+CreatedAfter = Annotated[
+    str | None, Field(description="Only memories created at or after this ISO 8601 date/time.")
+]
+CreatedBefore = Annotated[
+    str | None, Field(description="Only memories created before this ISO 8601 date/time.")
+]
+OccurredAt = Annotated[
+    str | None,
+    Field(
+        description=(
+            "When the remembered thing happened or was said, ISO 8601 (e.g. 2023-05-08 or "
+            "2023-05-08T13:56:00Z); default: now. Give it when storing something from an earlier date."
+        )
+    ),
+]
+ThreadArg = Annotated[
+    str | None,
+    Field(
+        description=(
+            "An id for the conversation this memory comes from; default: this MCP session, so one "
+            "chat's memories group together. Reuse one id to group memories across sessions."
+        )
+    ),
+]
+OccurredAfter = Annotated[
+    str | None, Field(description="Only memories that happened at or after this ISO 8601 date/time.")
+]
+OccurredBefore = Annotated[
+    str | None, Field(description="Only memories that happened before this ISO 8601 date/time.")
+]
+ThreadFilter = Annotated[str | None, Field(description="Only memories of this conversation thread.")]
+MetadataFilter = Annotated[
+    dict[str, str | int | float | bool | None] | None,
+    Field(
+        description='Only memories whose metadata has all these key = value pairs, e.g. {"project": "atlas"}.'
+    ),
+]
