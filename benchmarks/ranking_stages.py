@@ -3,7 +3,9 @@ a spawned server), each adding one part of the ranking to the one before.
 
 - ``vector``: the hybrid ranker with only its vector channel (keyword, neighbour, neighbour-keyword,
   thread and date weights 0), no relevance floor: the product's vector channel with its chains and
-  scope resolution, to compare with plain cosine;
+  scope resolution, to compare with plain cosine. It differs from plain cosine of each whole memory
+  where memories have several sentences: the server also embeds each sentence and a memory counts
+  with its best one;
 - ``keyword``: + the keyword channel at its default weight, semantic gate on;
 - ``context``: + the conversation lifts (neighbour, thread, date) at their defaults;
 - ``shipped``: the server's defaults, which add the relevance floor.
@@ -64,7 +66,8 @@ class Stage:
 def _stages() -> Iterator[Stage]:
     yield Stage(
         "vector",
-        "the hybrid ranker's vector channel alone, no relevance floor",
+        "the hybrid ranker's vector channel alone (each memory's best passage: its whole text or one of its "
+        "sentences), no relevance floor",
         {**FLOOR_OFF, **CONTEXT_OFF, "MCP_MEMORY_HYBRID_KEYWORD_WEIGHT": "0"},
         CONTEXT_PARTS | {"keyword"},
         floor=False,
