@@ -138,7 +138,8 @@ def agent_recall(session: nox.Session) -> None:
 
     `uv run nox -s agent_recall -- --set paraphrase --split dev` (also: --set locomo, --split test|both,
     --conversations 0,1, --data /path/to/locomo10.json, --facts WORLD.jsonl (repeatable; default both
-    paraphrase worlds), --out docs/benchmarks.md).
+    paraphrase worlds), --stages vector,keyword,context,shipped|all (each stage a fresh server; default
+    shipped), --out docs/benchmarks.md).
     """
     sync_workspace(session)
     session.run("python", "benchmarks/agent_recall.py", *session.posargs)

@@ -1,9 +1,10 @@
 """What an agent gets from search: the real server spawned over stdio, memories stored and questions
-asked through the MCP tools at the server's defaults, scored beside plain MiniLM cosine and SQLite
-FTS5 bm25 over the same memories.
+asked through the MCP tools at the server's defaults (or stage by stage, ``--stages``), scored beside
+plain MiniLM cosine and SQLite FTS5 bm25 over the same memories.
 
     uv run python benchmarks/agent_recall.py --set paraphrase --split dev
     uv run python benchmarks/agent_recall.py --set locomo --split dev --conversations 0,1
+    uv run python benchmarks/agent_recall.py --set locomo --conversations 0 --stages all
 
 Two sets, each store a fresh server with a fresh database (``MCP_MEMORY_DB_PATH`` in a temp dir):
 
@@ -28,6 +29,17 @@ store_memory may answer "duplicate" (the same content is stored: its id comes ba
 (a near-duplicate was replaced: the new id comes back, the old one is named). A memory id stands for
 every fact or turn stored under it: a duplicate adds its key to the existing id, a superseding memory
 takes over the keys of the one it replaced. A result is a hit when any of its keys is relevant.
+
+``--stages`` (comma-separated, default ``shipped``; ``all`` = every one) runs each store once per
+ranking stage, each through a fresh server started with the stage's settings in its environment
+(benchmarks/ranking_stages.py). The stages are cumulative, in this order: ``vector`` (the hybrid
+ranker with keyword, neighbour, neighbour-keyword, thread and date weights 0, no relevance floor),
+``keyword`` (+ the keyword channel at its default weight), ``context`` (+ the conversation lifts at
+their defaults), ``shipped`` (the defaults, + the relevance floor). A stage's rows are labelled
+``server [vector], limit=5``; the shipped stage's keep their unmarked labels (``server, limit=5``);
+``--out`` writes every stage's rows into the same sections. After its last question each server is
+asked once more with ``explain``: a server whose score parts or floor show it did not get the stage's
+settings stops the run. The baselines are computed once per store, over the last stage's.
 
 Metrics (per question, then averaged): hit@k (a relevant memory in the first k of the answer), MRR
 (1 / rank of the first relevant memory in the answer, else 0), session hit@5 (LoCoMo: some evidence
@@ -59,6 +71,7 @@ sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 
 import locomo  # noqa: E402
 from e2e_helpers import module_command, server_env, stdio_session  # noqa: E402
+from ranking_stages import STAGES, Stage, UnknownStage, choose  # noqa: E402
 from report import write_section  # noqa: E402
 
 FACTS = HERE / "data" / "paraphrase_facts.jsonl"
@@ -66,6 +79,7 @@ WORLDS = (FACTS, HERE / "data" / "paraphrase_facts_b.jsonl")  # each its own sto
 OFFTOPIC_FACTS = HERE / "data" / "offtopic_facts.txt"  # nothing in either world answers these
 DEPTH = 50  # the baselines rank this many; the widest call asks for this many
 DB_NAME = "agent.db"
+SHIPPED = STAGES["shipped"]
 
 
 # -- what is stored and asked -------------------------------------------------------------------
@@ -230,6 +244,15 @@ class Answers:
     search_seconds: float = 0.0
     searches: int = 0
     cut: int = 0  # answers the result size cut (some ids only named in omitted)
+    mismatch: str | None = None  # why the server did not rank with the stage's settings
+
+
+@dataclass(frozen=True)
+class StageRun:
+    """One stage's fresh server over one unit."""
+
+    stage: Stage
+    answers: Answers
 
 
 async def call(session: Any, tool: str, **arguments: Any) -> dict[str, Any]:
@@ -250,9 +273,11 @@ async def search_ids(session: Any, query: str, limit: int | None, answers: Answe
     return [r["id"] for r in data["results"]] + omitted
 
 
-async def through_server(unit: Unit, limits: Sequence[int | None], tmp: Path) -> Answers:
+async def through_server(
+    unit: Unit, limits: Sequence[int | None], tmp: Path, stage: Stage = SHIPPED
+) -> Answers:
     answers = Answers()
-    env = server_env(tmp / DB_NAME)
+    env = server_env(tmp / DB_NAME, **stage.env)
     async with stdio_session(module_command(), env, tmp / "server.log") as session:
         started = time.perf_counter()
         for item in unit.items:
@@ -269,14 +294,23 @@ async def through_server(unit: Unit, limits: Sequence[int | None], tmp: Path) ->
         for ask in unit.asks:
             for limit in limits:  # one question's calls follow each other, as an agent's would
                 ranked = await search_ids(session, ask.text, limit, answers)
-                answers.ranked.setdefault(server_label(limit), []).append(ranked)
+                answers.ranked.setdefault(server_label(limit, stage), []).append(ranked)
         for text in unit.offtopic:
             answers.offtopic_counts.append(len(await search_ids(session, text, 5, answers)))
+        probes = [ask.text for ask in unit.asks[:1]] + unit.offtopic[:1]
+        if probes:  # last, so that no scored answer sees its access
+            probe = await call(session, "search_memories", query=probes[0], limit=DEPTH, explain=True)
+            answers.mismatch = stage.mismatch(probe)
     return answers
 
 
-def server_label(limit: int | None) -> str:
-    return f"server, limit={limit}" if limit is not None else "server, default limit (10)"
+def tag(stage: Stage) -> str:
+    """How a stage's rows and log lines are marked; the shipped stage's are unmarked."""
+    return "" if stage.name == SHIPPED.name else f" [{stage.name}]"
+
+
+def server_label(limit: int | None, stage: Stage = SHIPPED) -> str:
+    return f"server{tag(stage)}, " + (f"limit={limit}" if limit is not None else "default limit (10)")
 
 
 # -- baselines over the same memories -----------------------------------------------------------
@@ -309,7 +343,8 @@ def baselines(unit: Unit, answers: Answers, tmp: Path) -> dict[str, list[list[st
 @dataclass
 class Result:
     rows: dict[str, Row] = field(default_factory=dict)
-    offtopic_counts: list[int] = field(default_factory=list)
+    offtopic_counts: dict[str, list[int]] = field(default_factory=dict)  # per stage name
+    stages: list[Stage] = field(default_factory=list)
     stored: int = 0
     statuses: Counter[str] = field(default_factory=Counter)
     store_seconds: float = 0.0
@@ -318,18 +353,34 @@ class Result:
     cut: int = 0
     unknown: int = 0  # returned ids no store_memory answer named (each counts as a miss)
 
+    def absorb_runs(
+        self, unit: Unit, runs: Sequence[StageRun], baselines: dict[str, list[list[str]]]
+    ) -> None:
+        """Each stage's rows in turn, then the baselines (ranked over the last run's store)."""
+        for run in runs:
+            self.absorb(unit, run.answers, run.answers.ranked)
+        self.absorb(unit, runs[-1].answers, baselines)
+        for run in runs:
+            self.tally(unit, run)
+
     def absorb(self, unit: Unit, answers: Answers, ranked: dict[str, list[list[str]]]) -> None:
         for label, lists in ranked.items():
             depth = DEPTH if not label.startswith("server") else limit_of(label)
             row = self.rows.setdefault(label, Row())
             for ask, ids in zip(unit.asks, lists, strict=True):
-                ranked = [answers.receipts.resolve(i) for i in ids]
-                self.unknown += sum(not keys for keys in ranked)
-                scores = question_scores(ranked, ask, depth)
+                resolved = [answers.receipts.resolve(i) for i in ids]
+                self.unknown += sum(not keys for keys in resolved)
+                scores = question_scores(resolved, ask, depth)
                 row.add("all", scores)
                 if ask.bucket:
                     row.add(ask.bucket, scores)
-        self.offtopic_counts += answers.offtopic_counts
+
+    def tally(self, unit: Unit, run: StageRun) -> None:
+        """What one server stored and answered, beside the scores."""
+        answers = run.answers
+        if run.stage not in self.stages:
+            self.stages.append(run.stage)
+        self.offtopic_counts.setdefault(run.stage.name, []).extend(answers.offtopic_counts)
         self.stored += len(unit.items)
         self.statuses += answers.receipts.statuses
         self.store_seconds += answers.store_seconds
@@ -344,7 +395,9 @@ def combined(results: Sequence[Result]) -> Result:
     for result in results:
         for label, row in result.rows.items():
             total.rows.setdefault(label, Row()).extend(row)
-        total.offtopic_counts += result.offtopic_counts
+        for name, counts in result.offtopic_counts.items():
+            total.offtopic_counts.setdefault(name, []).extend(counts)
+        total.stages += [stage for stage in result.stages if stage not in total.stages]
         total.stored += result.stored
         total.statuses += result.statuses
         total.store_seconds += result.store_seconds
@@ -360,37 +413,64 @@ def limit_of(label: str) -> int:
 
 
 def run_units(
-    units: Sequence[Unit], limits: Sequence[int | None], log: Callable[[str], None], misses: bool = False
+    units: Sequence[Unit],
+    limits: Sequence[int | None],
+    log: Callable[[str], None],
+    misses: bool = False,
+    stages: Sequence[Stage] = (SHIPPED,),
 ) -> Result:
+    """Each unit through a fresh server per stage; the baselines over the last stage's store."""
     result = Result()
+    *earlier, last = stages
     for unit in units:
+        runs = []
+        for stage in earlier:
+            with tempfile.TemporaryDirectory() as name:
+                runs.append(run_stage(unit, stage, limits, Path(name), log, misses))
         with tempfile.TemporaryDirectory() as name:
-            tmp = Path(name)
-            answers = asyncio.run(through_server(unit, limits, tmp))
-            log(
-                f"{unit.name}: stored {len(unit.items)} in {answers.store_seconds:.1f}s "
-                f"({dict(answers.receipts.statuses)}), {answers.searches} searches in "
-                f"{answers.search_seconds:.1f}s"
-            )
+            runs.append(run_stage(unit, last, limits, Path(name), log, misses))
             started = time.perf_counter()
-            ranked = {**answers.ranked, **baselines(unit, answers, tmp)}
+            ranked = baselines(unit, runs[-1].answers, Path(name))
             log(f"{unit.name}: baselines in {time.perf_counter() - started:.1f}s")
-            result.absorb(unit, answers, ranked)
-            if misses:
-                log_misses(unit, answers, log)
+        result.absorb_runs(unit, runs, ranked)
     return result
 
 
-def log_misses(unit: Unit, answers: Answers, log: Callable[[str], None]) -> None:
+def run_stage(
+    unit: Unit,
+    stage: Stage,
+    limits: Sequence[int | None],
+    tmp: Path,
+    log: Callable[[str], None],
+    misses: bool,
+) -> StageRun:
+    """One fresh server over ``unit`` with the stage's settings; one that did not rank with them stops
+    the run."""
+    run = StageRun(stage, asyncio.run(through_server(unit, limits, tmp, stage)))
+    answers, name = run.answers, f"{unit.name}{tag(stage)}"
+    if answers.mismatch:
+        raise SystemExit(f"{name}: {answers.mismatch}.")
+    log(
+        f"{name}: stored {len(unit.items)} in {answers.store_seconds:.1f}s "
+        f"({dict(answers.receipts.statuses)}), {answers.searches} searches in "
+        f"{answers.search_seconds:.1f}s"
+    )
+    if misses:
+        log_misses(unit, run, log)
+    return run
+
+
+def log_misses(unit: Unit, run: StageRun, log: Callable[[str], None]) -> None:
     """Each question whose answer at limit=5 holds nothing relevant: what was expected, what came first."""
     said = {item.key: item.content for item in unit.items}
-    for ask, ids in zip(unit.asks, answers.ranked[server_label(5)], strict=True):
+    answers = run.answers
+    for ask, ids in zip(unit.asks, answers.ranked[server_label(5, run.stage)], strict=True):
         ranked = [answers.receipts.resolve(i) for i in ids]
         if hit_at(ranked, ask.relevant, 5):
             continue
         first = answers.receipts.content.get(ids[0], "?") if ids else "(no results)"
         expected = " / ".join(said[key] for key in sorted(ask.relevant))
-        log(f"MISS {ask.text!r}\n  expected: {expected[:200]}\n  first:    {first[:200]}")
+        log(f"MISS{tag(run.stage)} {ask.text!r}\n  expected: {expected[:200]}\n  first:    {first[:200]}")
 
 
 def cell(value: float | None) -> str:
@@ -419,18 +499,23 @@ def category_table(result: Result) -> str:
 def footer(result: Result) -> str:
     per_store = 1000 * result.store_seconds / max(result.stored, 1)
     per_search = 1000 * result.search_seconds / max(result.searches, 1)
+    several = len(result.stages) > 1
     text = (
+        f"One fresh server per store and stage ({', '.join(s.name for s in result.stages)}). "
+        if several
+        else ""
+    ) + (
         f"Stored {result.stored} memories through store_memory in {result.store_seconds:.0f}s "
         f"({per_store:.0f} ms each; answers {dict(result.statuses)}); {result.searches} search_memories "
         f"calls in {result.search_seconds:.0f}s ({per_search:.0f} ms each); {result.cut} answers cut by "
         f"the result size; {result.unknown} returned ids that no store_memory answer named."
     )
-    if result.offtopic_counts:
-        counts = result.offtopic_counts
-        text += (
-            f" Off-topic questions ({len(counts)}, limit=5): mean {statistics.fmean(counts):.2f} results, "
-            f"{sum(c > 0 for c in counts)} answered with at least one."
-        )
+    for name, counts in result.offtopic_counts.items():
+        if counts:
+            text += (
+                f" Off-topic questions{tag(STAGES[name])} ({len(counts)}, limit=5): mean "
+                f"{statistics.fmean(counts):.2f} results, {sum(c > 0 for c in counts)} answered with at least one."
+            )
     return text
 
 
@@ -442,16 +527,35 @@ READING = (
     "floor held everything back). The baselines rank the same stored memories in-process: cosine of the "
     "server's MiniLM vectors of each whole memory, and the server's own FTS5 index by bm25, top 50, no floor."
 )
+
+
+def reading(stages: Sequence[Stage]) -> str:
+    """How to read the tables; with stages, what each one ranks with."""
+    if [stage.name for stage in stages] == [SHIPPED.name]:
+        return READING
+    return (
+        f"{READING} Each store is run once per stage, each time through a fresh server started with the "
+        "stage's settings; a `server [stage], limit=N` row scores that server's answers. Stages, each "
+        f"adding to the one before: {'; '.join(stage.reading() for stage in stages)}. The baselines are "
+        "computed over the last stage's store."
+    )
+
+
 PARAPHRASE_COLUMNS = ["hit@1", "hit@5", "hit@10", "mrr", "empty"]
 LOCOMO_COLUMNS = ["hit@1", "hit@5", "session hit@5", "mrr", "empty"]
 
 
 def paraphrase_report(
-    split: str, paths: Sequence[Path], log: Callable[[str], None], misses: bool
+    split: str,
+    paths: Sequence[Path],
+    log: Callable[[str], None],
+    misses: bool,
+    stages: Sequence[Stage] = (SHIPPED,),
 ) -> list[str]:
     """A table per world (each its own store) and, for several worlds, one over all their questions."""
     units = paraphrase_units(paths, split)
-    results = [run_units([unit], [5, None, DEPTH], log, misses and split == "dev") for unit in units]
+    limits = [5, None, DEPTH]
+    results = [run_units([unit], limits, log, misses and split == "dev", stages) for unit in units]
     blocks: list[str] = []
     for path, unit, result in zip(paths, units, results, strict=True):
         title = f"{path.name} ({len(unit.items)} facts stored, {len(unit.asks)} questions)"
@@ -467,10 +571,16 @@ def paraphrase_block(title: str, result: Result) -> list[str]:
     return [title, "", table(result, PARAPHRASE_COLUMNS), "", footer(result), ""]
 
 
-def locomo_report(label: str, indices: Sequence[int], path: Path, log: Callable[[str], None]) -> list[str]:
+def locomo_report(
+    label: str,
+    indices: Sequence[int],
+    path: Path,
+    log: Callable[[str], None],
+    stages: Sequence[Stage] = (SHIPPED,),
+) -> list[str]:
     conversations = locomo.load_conversations(path)
     units = [locomo_unit(conversations[i]) for i in indices]
-    result = run_units(units, [5, DEPTH], log)
+    result = run_units(units, [5, DEPTH], log, stages=stages)
     return [
         f"### LoCoMo turns, {label} ({', '.join(u.name for u in units)})",
         "",
@@ -512,7 +622,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="log each dev paraphrase question the server misses at limit=5 (never the test split's)",
     )
+    parser.add_argument(
+        "--stages",
+        default=SHIPPED.name,
+        help=f"ranking stages to run, each its own server per store: comma-separated among "
+        f"{', '.join(STAGES)}, or all (default: {SHIPPED.name})",
+    )
     args = parser.parse_args(argv)
+    try:
+        stages = choose(args.stages)
+    except UnknownStage as exc:
+        parser.error(str(exc))
     splits = ["dev", "test"] if args.split == "both" else [args.split]
     try:
         picked = [int(i) for i in args.conversations.split(",") if i.strip()]
@@ -533,8 +653,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = f"`python benchmarks/agent_recall.py {' '.join(argv if argv is not None else sys.argv[1:])}`"
     if args.which in ("paraphrase", "both"):
         started = time.perf_counter()
-        blocks = [line for split in splits for line in paraphrase_report(split, worlds, log, args.misses)]
-        emit(args.out, "agent_recall_paraphrase", "paraphrase set", command, blocks, started)
+        blocks = [
+            line for split in splits for line in paraphrase_report(split, worlds, log, args.misses, stages)
+        ]
+        emit(args.out, "agent_recall_paraphrase", "paraphrase set", command, blocks, started, stages)
     if args.which in ("locomo", "both"):
         started = time.perf_counter()
         groups = (
@@ -542,8 +664,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if picked
             else [(f"{split} split", list(locomo.SPLITS[split])) for split in splits]
         )
-        blocks = [line for label, idx in groups for line in locomo_report(label, idx, args.data, log)]
-        emit(args.out, "agent_recall_locomo", "LoCoMo", command, blocks, started)
+        blocks = [line for label, idx in groups for line in locomo_report(label, idx, args.data, log, stages)]
+        emit(args.out, "agent_recall_locomo", "LoCoMo", command, blocks, started, stages)
     return 0
 
 
@@ -561,13 +683,21 @@ def code_version() -> str:
     return f"commit {head}" + (" with uncommitted changes" if changed else "")
 
 
-def emit(out: Path | None, section: str, title: str, command: str, blocks: list[str], started: float) -> None:
+def emit(
+    out: Path | None,
+    section: str,
+    title: str,
+    command: str,
+    blocks: list[str],
+    started: float,
+    stages: Sequence[Stage] = (SHIPPED,),
+) -> None:
     body = [
         f"## What an agent gets: {title} through the MCP server",
         "",
         f"Command: {command} (wall time {time.perf_counter() - started:.0f}s), code at {code_version()}.",
         "",
-        READING,
+        reading(stages),
         "",
         *blocks,
     ]

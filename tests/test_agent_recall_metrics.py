@@ -2,14 +2,23 @@
 duplicates and superseded memories map back to every fact or turn stored under them, and the
 metrics count a memory as relevant when any of its keys is."""
 
+import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parent / "e2e"))
 import agent_recall as ar
 import locomo
+import ranking_stages
+from e2e_helpers import server_env
+
+from mcp_memory_rankers import HybridSettings
+
+HYBRID_DEFAULTS = {name: field.default for name, field in HybridSettings.model_fields.items()}
 
 
 def test_a_duplicate_stands_for_both_turns() -> None:
@@ -79,15 +88,15 @@ def test_the_combined_row_counts_every_question_of_every_world() -> None:
     first, second = ar.Result(), ar.Result()
     first.rows["cosine"] = ar.Row()
     first.rows["cosine"].add("all", {"hit@1": 1.0, "empty": 0.0})
-    first.offtopic_counts, first.stored = [0, 2], 3
+    first.offtopic_counts, first.stored = {"shipped": [0, 2]}, 3
     second.rows["cosine"] = ar.Row()
     for hit in (0.0, 0.0, 1.0):
         second.rows["cosine"].add("all", {"hit@1": hit, "empty": 0.0})
-    second.offtopic_counts, second.stored = [1], 4
+    second.offtopic_counts, second.stored = {"shipped": [1]}, 4
     both = ar.combined([first, second])
     assert both.rows["cosine"].count() == 4
     assert both.rows["cosine"].mean("hit@1") == pytest.approx(0.5)
-    assert both.offtopic_counts == [0, 2, 1] and both.stored == 7
+    assert both.offtopic_counts == {"shipped": [0, 2, 1]} and both.stored == 7
     assert first.rows["cosine"].count() == 1  # the per-world results are left as they were
 
 
@@ -135,3 +144,134 @@ def test_a_missing_facts_file_is_one_sentence_not_a_traceback(
         ar.main(["--set", "paraphrase", "--facts", str(missing)])
     assert exited.value.code == 2
     assert f"{missing} not found: pass --facts" in capsys.readouterr().err
+
+
+def stage_settings(stage: ranking_stages.Stage, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any]:
+    """The hybrid ranker's and the engine's settings as a server started with the stage's env reads them."""
+    from mcp_memory_core import Settings
+    from mcp_memory_rankers import HybridSettings
+
+    for name in [n for n in os.environ if n.startswith("MCP_MEMORY_")]:
+        monkeypatch.delenv(name)
+    env = server_env(Path("agent.db"), **stage.env)
+    for name, value in env.items():
+        if name.startswith("MCP_MEMORY_"):
+            monkeypatch.setenv(name, value)
+    return HybridSettings(), Settings()
+
+
+def test_the_vector_stage_turns_off_every_channel_but_the_vector_and_the_floor(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    hybrid, settings = stage_settings(ranking_stages.STAGES["vector"], monkeypatch)
+    assert settings.ranker == "hybrid" and settings.relevance_floor is False
+    assert hybrid.vector_weight == HYBRID_DEFAULTS["vector_weight"]
+    for name in (
+        "keyword_weight",
+        "neighbour_weight",
+        "neighbour_keyword_weight",
+        "thread_weight",
+        "date_weight",
+    ):
+        assert getattr(hybrid, name) == 0.0, name
+
+
+def test_the_keyword_stage_adds_the_keyword_channel_at_its_default_weight_and_gate(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    hybrid, settings = stage_settings(ranking_stages.STAGES["keyword"], monkeypatch)
+    assert settings.relevance_floor is False
+    assert hybrid.keyword_weight == HYBRID_DEFAULTS["keyword_weight"] > 0
+    assert hybrid.semantic_gate is True
+    for name in ("neighbour_weight", "neighbour_keyword_weight", "thread_weight", "date_weight"):
+        assert getattr(hybrid, name) == 0.0, name
+
+
+def test_the_context_stage_is_the_defaults_without_the_floor(monkeypatch: pytest.MonkeyPatch) -> None:
+    hybrid, settings = stage_settings(ranking_stages.STAGES["context"], monkeypatch)
+    assert settings.relevance_floor is False
+    assert hybrid.model_dump() == HYBRID_DEFAULTS
+
+
+def test_the_shipped_stage_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert ranking_stages.STAGES["shipped"].env == {}
+    hybrid, settings = stage_settings(ranking_stages.STAGES["shipped"], monkeypatch)
+    assert settings.relevance_floor is True and hybrid.model_dump() == HYBRID_DEFAULTS
+
+
+@pytest.mark.parametrize(
+    ("given", "chosen"),
+    [
+        ("shipped", ["shipped"]),
+        ("all", ["vector", "keyword", "context", "shipped"]),
+        ("shipped, vector", ["vector", "shipped"]),  # always run in the cumulative order
+        ("keyword,keyword", ["keyword"]),
+    ],
+)
+def test_stages_are_chosen_by_name_in_their_cumulative_order(given: str, chosen: list[str]) -> None:
+    assert [stage.name for stage in ranking_stages.choose(given)] == chosen
+
+
+def test_an_unknown_stage_is_one_sentence_naming_the_stages(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        ar.main(["--stages", "vector,bm25"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert (
+        "unknown stage 'bm25': pass --stages with names among vector, keyword, context, shipped, or all"
+        in err
+    )
+
+
+def test_a_stage_whose_turned_off_parts_are_not_zero_did_not_get_its_settings() -> None:
+    vector = ranking_stages.STAGES["vector"]
+    answer = {"results": [{"id": "m1", "score_parts": {"vector": 0.5, "keyword": 0.0, "thread": 0.0}}]}
+    assert vector.mismatch(answer) is None
+    answer["results"][0]["score_parts"]["keyword"] = 0.12
+    assert vector.mismatch(answer) == (
+        "the server ranked with keyword 0.12 where the vector stage turns it off: its settings did not reach it"
+    )
+    assert vector.mismatch({**answer, "results": [], "floor": {"min_similarity": 0.3}}) == (
+        "the server applied the relevance floor the vector stage turns off: its settings did not reach it"
+    )
+    shipped = ranking_stages.STAGES["shipped"]
+    assert shipped.mismatch({"results": [], "floor": {"min_similarity": 0.3}}) is None
+    assert shipped.mismatch({"results": []}) == (
+        "the server applied no relevance floor where the shipped stage has one: its settings did not reach it"
+    )
+
+
+def test_each_stage_has_its_own_rows_and_the_shipped_rows_keep_their_labels() -> None:
+    assert ar.server_label(5) == "server, limit=5"
+    assert ar.server_label(None) == "server, default limit (10)"
+    assert ar.server_label(5, ranking_stages.STAGES["vector"]) == "server [vector], limit=5"
+    assert ar.server_label(None, ranking_stages.STAGES["context"]) == "server [context], default limit (10)"
+    assert ar.limit_of("server [keyword], limit=50") == 50
+
+
+def test_the_tables_grow_a_row_per_stage_and_limit_before_the_baselines() -> None:
+    unit = ar.Unit("u", [ar.Item("f1", "A"), ar.Item("f2", "B")], [ar.Ask("q", frozenset({"f1"}))])
+    runs = []
+    for stage, ranked in (
+        (ranking_stages.STAGES["vector"], ["b", "a"]),
+        (ranking_stages.STAGES["shipped"], ["a"]),
+    ):
+        answers = ar.Answers()
+        answers.receipts.record(unit.items[0], {"id": "a", "status": "stored"})
+        answers.receipts.record(unit.items[1], {"id": "b", "status": "stored"})
+        answers.ranked = {ar.server_label(5, stage): [ranked]}
+        answers.offtopic_counts = [5] if stage.name == "vector" else [0]
+        runs.append(ar.StageRun(stage, answers))
+    result = ar.Result()
+    result.absorb_runs(unit, runs, {"cosine": [["a", "b"]]})
+    assert list(result.rows) == ["server [vector], limit=5", "server, limit=5", "cosine"]
+    assert [result.rows[label].mean("hit@1") for label in result.rows] == [0.0, 1.0, 1.0]
+    lines = ar.table(result, ["hit@1", "mrr"]).splitlines()
+    assert lines[2] == "| server [vector], limit=5 | 1 | 0.000 | 0.500 |"
+    assert lines[3] == "| server, limit=5 | 1 | 1.000 | 1.000 |"
+    assert result.offtopic_counts == {"vector": [5], "shipped": [0]}
+    text = ar.footer(result)
+    assert (
+        "Off-topic questions [vector] (1, limit=5): mean 5.00 results, 1 answered with at least one." in text
+    )
+    assert "Off-topic questions (1, limit=5): mean 0.00 results, 0 answered with at least one." in text
