@@ -64,6 +64,7 @@ class StoreSuite(OverrideGuard):
         return np.stack(out)
 
     def _filter_corpus(self, store: Store) -> tuple[list[Memory], np.ndarray]:
+        """48 memories spread over every filter field and four threads, one to three vectors each."""
         kinds = list(MemoryType)
         pool = ["red", "green", "blue", "ünï code", "with space", "emoji 🙂"]
         items = []
