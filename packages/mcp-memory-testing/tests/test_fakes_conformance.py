@@ -1,6 +1,10 @@
 """The fakes pass their own suites: the suites can pass, and the reference implementations are right."""
 
+import pkgutil
+import sys
+
 import pytest
+from _pytest.assertion.rewrite import AssertionRewritingHook
 
 from mcp_memory_core import ScoredCandidate
 from mcp_memory_testing import (
@@ -12,8 +16,9 @@ from mcp_memory_testing import (
     ReversingReranker,
     StoreConformance,
     TokenTableConformance,
+    store_suite,
 )
-from mcp_memory_testing.guard import troubleshooting_documented
+from mcp_memory_testing.guard import hidden_tests, troubleshooting_documented
 
 
 class TestHashEmbedder(EmbedderConformance):
@@ -64,6 +69,44 @@ def test_override_guard_accepts_xfail_override():
 )
 def test_every_suite_test_has_troubleshooting(suite):
     assert troubleshooting_documented(suite) == []
+
+
+@pytest.mark.parametrize(
+    "suite",
+    [EmbedderConformance, RankerConformance, RerankerConformance, StoreConformance, TokenTableConformance],
+)
+def test_no_suite_test_is_hidden_by_another(suite):
+    assert hidden_tests(suite) == []
+
+
+def test_hidden_tests_names_a_test_two_groups_define():
+    class Knn:
+        def test_order(self):
+            pass
+
+        def test_k(self):
+            pass
+
+    class Keyword:
+        def test_order(self):
+            pass
+
+    class Suite(Keyword, Knn):
+        pass
+
+    assert hidden_tests(Suite) == ["test_order"]
+
+
+def test_store_suite_modules_have_their_asserts_rewritten(pytestconfig):
+    """A plugin author's failing check shows the values compared, from every module of the store suite."""
+    if pytestconfig.getoption("assertmode") != "rewrite":
+        pytest.skip("assertion rewriting is off (--assert=plain)")
+    names = [store_suite.__name__] + [
+        info.name for info in pkgutil.iter_modules(store_suite.__path__, f"{store_suite.__name__}.")
+    ]
+    assert len(names) > 10
+    for name in names:
+        assert isinstance(sys.modules[name].__loader__, AssertionRewritingHook), name
 
 
 class TestReversingReranker(RerankerConformance):

@@ -37,4 +37,11 @@ def troubleshooting_documented(suite: type) -> list[str]:
     ]
 
 
-__all__ = ["OverrideGuard", "pytest", "troubleshooting_documented"]
+def hidden_tests(suite: type) -> list[str]:
+    """Names of tests that more than one class of ``suite`` (itself and its bases) defines: pytest runs
+    only one of them, so the others are lost without a word."""
+    defined = [name for cls in suite.__mro__ for name in vars(cls) if name.startswith("test_")]
+    return sorted({name for name in defined if defined.count(name) > 1})
+
+
+__all__ = ["OverrideGuard", "hidden_tests", "pytest", "troubleshooting_documented"]
