@@ -36,12 +36,12 @@ class SqlReembedding:
     """The shared re-embedding reads of a SQL store (see the module docstring)."""
 
     _dialect: SqlDialect
-    _reembed_cursor: int
+    _reembed_target: tuple[str, int] | None  # the model being written (set by the store's reembed_open)
+    _reembed_cursor: int  # the last seq reembed_pending returned
 
     if TYPE_CHECKING:  # provided by the store
 
         def _reading(self) -> AbstractContextManager[Any]: ...
-        def _target(self) -> tuple[str, int]: ...
 
     def reembed_progress(self) -> tuple[int, int]:
         """(memories with rows of the new model, every memory)."""
@@ -68,6 +68,11 @@ class SqlReembedding:
         if rows:
             self._reembed_cursor = int(rows[-1][0])
         return [d.codec.decode(row[1:]) for row in rows]
+
+    def _target(self) -> tuple[str, int]:
+        if self._reembed_target is None:
+            raise RuntimeError(f"{self!r}: call reembed_open(model_id, dimensions) first.")
+        return self._reembed_target
 
 
 def missing(conn: Any, d: SqlDialect) -> Iterator[list[Memory]]:

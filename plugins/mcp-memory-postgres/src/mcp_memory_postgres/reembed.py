@@ -173,11 +173,6 @@ class Reembedding(SqlReembedding):
         log.info("%s now holds vectors of %s (%d-d)", self._location, model_id, dimensions)
         return late
 
-    def _target(self) -> tuple[str, int]:
-        if self._reembed_target is None:
-            raise RuntimeError(f"{self!r}: call reembed_open(model_id, dimensions) first.")
-        return self._reembed_target
-
 
 def _model_of(conn: Any) -> tuple[str, int] | None:
     if conn.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.meta",)).fetchone()[0] is None:

@@ -169,11 +169,6 @@ class Reembedding(SqlReembedding):
         return late
 
     # -- helpers -----------------------------------------------------------------------------------
-    def _target(self) -> tuple[str, int]:
-        if self._reembed_target is None:
-            raise RuntimeError(f"{self!r}: call reembed_open(model_id, dimensions) first.")
-        return self._reembed_target
-
     @staticmethod
     def _drop_side_table(conn: Any) -> None:
         conn.execute(f"DROP TABLE IF EXISTS {NEXT_TABLE}")

@@ -95,7 +95,7 @@ from mcp_memory_core.errors import MemoryNotFoundError, ModelMismatchError, Stor
 from mcp_memory_core.filter_terms import matches_nothing
 from mcp_memory_core.models import Memory, MemoryFilter, MemoryType
 from mcp_memory_core.protocols import StoreCapabilities, StoreDiagnosis, Vector
-from mcp_memory_core.row_codec import COLUMNS, JsonTextRowCodec, to_micros
+from mcp_memory_core.row_codec import COLUMNS, to_micros
 from mcp_memory_core.sql_reads import SqlReads
 from mcp_memory_core.store_writes import check_update, checked_insert, updated
 
@@ -153,9 +153,8 @@ VECTOR_CACHE_EXACT_ENV = "MCP_MEMORY_SQLITE_VECTOR_CACHE_EXACT_ROWS"
 _COLUMNS = ", ".join(COLUMNS)
 _PLACEHOLDERS = ", ".join("?" * len(COLUMNS))
 
-_CODEC = JsonTextRowCodec()
-_row_values = _CODEC.encode
-_memory = _CODEC.decode
+_row_values = DIALECT.codec.encode
+_memory = DIALECT.codec.decode
 
 
 class SqliteVecStore(SqlReads, VectorCacheSync, Reembedding):
