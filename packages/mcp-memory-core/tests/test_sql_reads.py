@@ -53,6 +53,9 @@ class BlobDialect(SqlDialect):
     def vectors_of(self, stored: Sequence[Any]) -> Any:
         return np.stack([np.frombuffer(blob, dtype=np.float32) for blob in stored])
 
+    def vector_param(self, vector: Any) -> bytes:
+        return np.asarray(vector, dtype=np.float32).tobytes()
+
 
 class TinyStore(SqlReads):
     _dialect = BlobDialect()
@@ -70,7 +73,7 @@ class TinyStore(SqlReads):
             self._dialect.codec.encode(memory),
         ).lastrowid
         for vector in vectors:
-            blob = np.asarray(vector, dtype=np.float32).tobytes()
+            blob = self._dialect.vector_param(vector)
             self.conn.execute("INSERT INTO passages (seq, embedding) VALUES (?, ?)", (seq, blob))
 
     @contextlib.contextmanager

@@ -10,6 +10,7 @@ a stored vector comes back as numpy. The store keeps what is its own: connection
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
@@ -29,7 +30,7 @@ _COLUMNS = ", ".join(COLUMNS)
 _LIVE = "count(*) FILTER (WHERE deleted_at IS NULL AND superseded_by IS NULL)"
 
 
-class SqlDialect:
+class SqlDialect(ABC):
     """The parts of the shared reads a SQL database spells its own way."""
 
     def __init__(self, *, memories: str, passages: str, filters: SqlFilter, codec: RowCodec) -> None:
@@ -53,20 +54,20 @@ class SqlDialect:
         m = self.marker
         return f"(created_at, id) < ({m}, {m})", [self.filters.time(created), memory_id]
 
+    @abstractmethod
     def vectors_of(self, stored: Sequence[Any]) -> Vector:
         """One memory's stored vectors, in order, as a float32 ``(rows, dims)`` array."""
-        raise NotImplementedError
 
+    @abstractmethod
     def vector_param(self, vector: Vector) -> Any:
         """One float32 vector as a statement parameter (what ``vectors_of`` reads back)."""
-        raise NotImplementedError
 
     def executemany(self, conn: Any, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         """Run ``sql`` once per row of parameters."""
         conn.executemany(sql, rows)
 
 
-def _and(*conditions: str) -> str:
+def _where_clause(*conditions: str) -> str:
     """The non-empty ``conditions`` as a WHERE clause (``""`` when there are none)."""
     kept = [c for c in conditions if c]
     return f"WHERE {' AND '.join(kept)} " if kept else ""
@@ -145,7 +146,7 @@ class SqlReads:
             page, more = d.before(*after)
             params = [*params, *more]
         sql = (
-            f"SELECT {_COLUMNS} FROM {d.memories} {_and(clause, page)}"
+            f"SELECT {_COLUMNS} FROM {d.memories} {_where_clause(clause, page)}"
             f"ORDER BY created_at DESC, id DESC LIMIT {d.marker}"
         )
         with self._reading() as conn:
@@ -158,7 +159,9 @@ class SqlReads:
         d = self._dialect
         clause, params = d.where(where)
         with self._reading() as conn:
-            (n,) = conn.execute(f"SELECT count(*) FROM {d.memories} {_and(clause)}", params).fetchone()
+            (n,) = conn.execute(
+                f"SELECT count(*) FROM {d.memories} {_where_clause(clause)}", params
+            ).fetchone()
         return int(n)
 
     def namespaces(self, where: MemoryFilter | None = None) -> dict[str, int]:
@@ -168,7 +171,7 @@ class SqlReads:
         clause, params = d.where(where) if where is not None else ("", [])
         with self._reading() as conn:
             rows = conn.execute(
-                f"SELECT namespace, {_LIVE} FROM {d.memories} {_and(clause)}GROUP BY namespace ORDER BY namespace",
+                f"SELECT namespace, {_LIVE} FROM {d.memories} {_where_clause(clause)}GROUP BY namespace ORDER BY namespace",
                 params,
             ).fetchall()
         return {str(name): int(n) for name, n in rows}
