@@ -52,3 +52,16 @@ def test_a_vault_without_its_index_store_says_which_plugin_to_install(
     monkeypatch.setenv("MCP_MEMORY_DISABLE_PLUGINS", "sqlite-vec")
     with pytest.raises(PluginError, match=r"install mcp-memory-sqlite-vec"):
         MarkdownStore(tmp_path / "vault", namespace="proj", owner="local", watch=False)
+
+
+def test_the_plugin_builds_the_index_with_the_servers_plugin_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcp_memory_core.settings import Settings
+    from mcp_memory_markdown.plugin import _make
+
+    monkeypatch.setenv("MCP_MEMORY_VAULT", str(tmp_path / "vault"))
+    monkeypatch.delenv("MCP_MEMORY_DISABLE_PLUGINS", raising=False)
+    assert isinstance(_make(Settings()), MarkdownStore)
+    with pytest.raises(PluginError, match=r"leave it out of MCP_MEMORY_DISABLE_PLUGINS"):
+        _make(Settings(disable_plugins="sqlite-vec"))
