@@ -20,7 +20,7 @@ from mcp_memory_core.models import Memory
 from mcp_memory_core.validation import Limits
 from mcp_memory_markdown import MarkdownStore, vault_io
 from mcp_memory_markdown.notes import render_note
-from mcp_memory_markdown.store import RefreshReport
+from mcp_memory_markdown.refresh import RefreshReport
 from mcp_memory_testing import HashEmbedder, SimilarityRanker
 
 FS_CALLS = ("rename", "replace", "link", "unlink")

@@ -2,6 +2,7 @@
 
 from .layout import VaultConfig
 from .notes import Note, parse_note, render_note
-from .store import MarkdownStore, Problem, RefreshReport
+from .refresh import Problem, RefreshReport
+from .store import MarkdownStore
 
 __all__ = ["MarkdownStore", "Note", "Problem", "RefreshReport", "VaultConfig", "parse_note", "render_note"]

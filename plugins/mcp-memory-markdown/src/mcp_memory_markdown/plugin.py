@@ -20,6 +20,7 @@ from mcp_memory_core import StoreSpec, hookimpl
 from mcp_memory_core.context import derive_project, main_worktree, project_root
 from mcp_memory_core.models import USER_NAMESPACE
 
+from .index import plugin_index
 from .layout import find_config, load_config, vault_of_config
 from .store import MarkdownStore
 
@@ -80,6 +81,7 @@ def _make(settings: Settings) -> MarkdownStore:
         owner=settings.user,
         create=settings.create_database,
         watch=own.vault_watch,
+        index=plugin_index(settings),  # the sqlite-vec store, with this server's plugin settings
         limits=settings.limits(),  # notes are held to the byte limits of everything else
     )
 

@@ -93,7 +93,7 @@ class FileTable:
     inside its ``transaction()``, rows commit or roll back with the memories they describe."""
 
     def __init__(self, sql: Any) -> None:
-        self._sql = sql  # SqliteVecStore.sql: a context manager yielding a connection
+        self._sql = sql  # the index store's sql(): a context manager yielding a connection
 
     def create(self) -> None:
         """Create the table (inside the index's transaction: ``executescript`` would commit it)."""

@@ -20,18 +20,17 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
-
-import numpy as np
 
 from mcp_memory_core.errors import ModelMismatchError
 from mcp_memory_core.models import Memory
 from mcp_memory_core.protocols import Vector
 from mcp_memory_core.row_codec import COLUMNS
-from mcp_memory_core.store_writes import checked_insert
+from mcp_memory_core.sql_reembed import SqlReembedding, missing, put_new_rows
 
+from .dialect import DIALECT
 from .schema import BUILD_MEMORY, MIGRATION_LOCK, SCHEMA, VECTOR_INDEX
 
 if TYPE_CHECKING:
@@ -48,7 +47,7 @@ _M_COLUMNS = ", ".join(f"m.{c}" for c in COLUMNS)
 Embed = Callable[[Sequence[Memory]], tuple[Vector, "list[int] | None"]]
 
 
-class Reembedding:
+class Reembedding(SqlReembedding):
     """The re-embedding part of :class:`~.store.PostgresStore` (see the module docstring)."""
 
     _url: str
@@ -126,27 +125,6 @@ class Reembedding:
         self._reembed_cursor = 0
         return stored
 
-    def reembed_progress(self) -> tuple[int, int]:
-        """(memories with rows of the new model, every memory)."""
-        with self._connection() as conn:
-            done = conn.execute(f"SELECT count(DISTINCT seq) FROM {_NEXT}").fetchone()[0]
-            total = conn.execute(f"SELECT count(*) FROM {SCHEMA}.memories").fetchone()[0]
-        return int(done), int(total)
-
-    def reembed_pending(self, limit: int) -> list[Memory]:
-        """Up to ``limit`` memories (every version) without rows of the new model, in storage order
-        from where the previous call stopped."""
-        self._target()
-        with self._connection() as conn:
-            rows = conn.execute(
-                f"SELECT m.seq, {_M_COLUMNS} FROM {SCHEMA}.memories m WHERE m.seq > %s AND NOT EXISTS "
-                f"(SELECT 1 FROM {_NEXT} n WHERE n.seq = m.seq) ORDER BY m.seq LIMIT %s",
-                (self._reembed_cursor, int(limit)),
-            ).fetchall()
-        if rows:
-            self._reembed_cursor = int(rows[-1][0])
-        return [self._codec.decode(row[1:]) for row in rows]
-
     def reembed_put(
         self, memories: Sequence[Memory], vectors: Vector, owners: Sequence[int] | None = None
     ) -> None:
@@ -154,7 +132,7 @@ class Reembedding:
         one that has rows already keeps them."""
         _, dimensions = self._target()
         with self.transaction(), self._connection() as conn:
-            _put(conn, memories, vectors, owners, dimensions)
+            put_new_rows(conn, DIALECT, memories, vectors, owners, dimensions)
 
     def reembed_finish(self, embed: Embed) -> int:
         """Switch the database to the new model (see the module docstring). Returns how many memories
@@ -162,10 +140,10 @@ class Reembedding:
         model_id, dimensions = self._target()
         late = 0
         with self._connection() as conn:  # autocommit: what the others stored meanwhile, then the index
-            for batch in _missing(conn, self._codec):
+            for batch in missing(conn, DIALECT):
                 late += len(batch)
                 with conn.transaction():
-                    _put(conn, batch, *embed(batch), dimensions)
+                    put_new_rows(conn, DIALECT, batch, *embed(batch), dimensions)
             conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {SCHEMA}.{_NEXT_INDEX}")  # an invalid leftover
             try:
                 conn.execute("SELECT set_config('maintenance_work_mem', %s, false)", (BUILD_MEMORY,))
@@ -177,9 +155,9 @@ class Reembedding:
         with self.transaction(), self._connection() as conn:
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
             conn.execute(f"LOCK TABLE {SCHEMA}.memories IN SHARE ROW EXCLUSIVE MODE")  # writers wait
-            for batch in _missing(conn, self._codec):
+            for batch in missing(conn, DIALECT):
                 late += len(batch)
-                _put(conn, batch, *embed(batch), dimensions)
+                put_new_rows(conn, DIALECT, batch, *embed(batch), dimensions)
             conn.execute(f"DROP TABLE {SCHEMA}.passages")
             conn.execute(f"ALTER TABLE {_NEXT} RENAME TO passages")
             conn.execute(f"ALTER INDEX {SCHEMA}.{_NEXT_INDEX} RENAME TO {VECTOR_INDEX}")
@@ -195,11 +173,6 @@ class Reembedding:
         log.info("%s now holds vectors of %s (%d-d)", self._location, model_id, dimensions)
         return late
 
-    def _target(self) -> tuple[str, int]:
-        if self._reembed_target is None:
-            raise RuntimeError(f"{self!r}: call reembed_open(model_id, dimensions) first.")
-        return self._reembed_target
-
 
 def _model_of(conn: Any) -> tuple[str, int] | None:
     if conn.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.meta",)).fetchone()[0] is None:
@@ -213,44 +186,3 @@ def _model_of(conn: Any) -> tuple[str, int] | None:
 def _drop_side_table(conn: Any) -> None:
     conn.execute(f"DROP TABLE IF EXISTS {_NEXT}")
     conn.execute(f"DELETE FROM {SCHEMA}.meta WHERE key = ANY(%s)", (_TARGET_KEYS,))
-
-
-def _missing(conn: Any, codec: RowCodec, batch: int = 256) -> Iterator[list[Memory]]:
-    """Every memory still without new rows, in batches (read before each batch is written)."""
-    while True:
-        rows = conn.execute(
-            f"SELECT {_M_COLUMNS} FROM {SCHEMA}.memories m WHERE NOT EXISTS "
-            f"(SELECT 1 FROM {_NEXT} n WHERE n.seq = m.seq) ORDER BY m.seq LIMIT %s",
-            (batch,),
-        ).fetchall()
-        if not rows:
-            return
-        yield [codec.decode(row) for row in rows]
-
-
-def _put(
-    conn: Any, memories: Sequence[Memory], vectors: Vector, owners: Sequence[int] | None, dimensions: int
-) -> None:
-    """Insert the new rows of ``memories`` (a memory's rows in order: its vrows keep their order)."""
-    memories, array, owner_list = checked_insert(memories, vectors, owners, dimensions)
-    seqs = dict(
-        conn.execute(
-            f"SELECT id, seq FROM {SCHEMA}.memories WHERE id = ANY(%s)", ([m.id for m in memories],)
-        ).fetchall()
-    )
-    done = {
-        int(row[0])
-        for row in conn.execute(
-            f"SELECT DISTINCT seq FROM {_NEXT} WHERE seq = ANY(%s)", (list(seqs.values()),)
-        )
-    }
-    rows: dict[int, list[np.ndarray]] = {}
-    for row, owner in enumerate(owner_list):
-        seq = seqs.get(memories[owner].id)
-        if seq is not None and int(seq) not in done:
-            rows.setdefault(int(seq), []).append(np.asarray(array[row], dtype=np.float32))
-    with conn.cursor() as cur:
-        cur.executemany(
-            f"INSERT INTO {_NEXT} (seq, embedding) VALUES (%s, %s)",
-            [(seq, vector) for seq, vectors_of in rows.items() for vector in vectors_of],
-        )

@@ -51,9 +51,11 @@ from mcp_memory_core.migrations import pending, run
 from mcp_memory_core.models import Memory, MemoryFilter
 from mcp_memory_core.protocols import StoreCapabilities, Vector
 from mcp_memory_core.query_words import MAX_QUERY_WORDS, query_words
-from mcp_memory_core.row_codec import COLUMNS, RowCodec, utc
+from mcp_memory_core.row_codec import COLUMNS, utc
+from mcp_memory_core.sql_reads import SqlReads
 from mcp_memory_core.store_writes import check_update, checked_insert, updated
 
+from .dialect import DIALECT
 from .reembed import Reembedding
 from .schema import (
     BUILD_MEMORY,
@@ -82,7 +84,6 @@ EF_SEARCH = 200
 BULK_ROWS = 5_000
 # IDF counts memories by the planner's estimate above this many (exact enough for a logarithm)
 ESTIMATED_ROWS = 50_000
-_ITER_BATCH = 500
 # Seconds a call waits for a free pooled connection before it fails as unavailable. While the database
 # is down the pool has none to give: the caller hears so in seconds, not after the 30 s default.
 POOL_WAIT = 10.0
@@ -93,16 +94,7 @@ _COLUMNS = ", ".join(COLUMNS)
 _M_COLUMNS = ", ".join(f"m.{c}" for c in COLUMNS)
 
 
-class JsonbRowCodec(RowCodec):
-    """Times as ``timestamptz``, metadata as ``jsonb``, tags as ``text[]``."""
-
-    def json_out(self, value: dict[str, Any]) -> Any:
-        from psycopg.types.json import Jsonb
-
-        return Jsonb(value)
-
-
-_CODEC = JsonbRowCodec()
+_CODEC = DIALECT.codec
 
 
 def _check_url(url: str) -> None:
@@ -139,10 +131,11 @@ def idf(df: int, total: int) -> float:
     return math.log(1 + (max(total, df) - df + 0.5) / (df + 0.5))
 
 
-class PostgresStore(Reembedding):
+class PostgresStore(SqlReads, Reembedding):
     """The team store. ``url``: a libpq connection string or ``postgresql://`` URL."""
 
     _codec = _CODEC
+    _dialect = DIALECT
 
     def __init__(
         self, url: str, *, pool_size: int = 10, exact_rows: int = EXACT_ROWS, ef_search: int = EF_SEARCH
@@ -321,6 +314,8 @@ class PostgresStore(Reembedding):
         with self._errors("read"), self._pool.connection() as conn:
             yield conn
 
+    _reading = _connection  # the connection the shared reads (SqlReads) run on
+
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
         """All writes inside commit together, or none on an exception. Nested blocks are no-ops."""
@@ -423,31 +418,6 @@ class PostgresStore(Reembedding):
             return int(cur.rowcount)
 
     # -- reads -----------------------------------------------------------------------------------
-    def get(self, ids: Sequence[str]) -> dict[str, Memory]:
-        ids = list(dict.fromkeys(ids))
-        if not ids:
-            return {}
-        with self._connection() as conn:
-            rows = conn.execute(f"SELECT {_COLUMNS} FROM {_MEMORIES} WHERE id = ANY(%s)", (ids,)).fetchall()
-        return {row[0]: _CODEC.decode(row) for row in rows}
-
-    def vectors(self, ids: Sequence[str]) -> dict[str, Vector]:
-        """Each known memory's vectors (its whole text, then its passages), in insertion order."""
-        ids = list(dict.fromkeys(ids))
-        if not ids:
-            return {}
-        with self._connection() as conn:
-            rows = conn.execute(
-                f"SELECT m.id, p.embedding FROM {_MEMORIES} m JOIN {_PASSAGES} p ON p.seq = m.seq "
-                "WHERE m.id = ANY(%s) ORDER BY p.vrow",
-                (ids,),
-            ).fetchall()
-            self._check_model(conn)
-        found: dict[str, list[Vector]] = {}
-        for memory_id, embedding in rows:
-            found.setdefault(memory_id, []).append(np.asarray(embedding.to_numpy(), dtype=np.float32))
-        return {memory_id: np.stack(arrays) for memory_id, arrays in found.items()}
-
     def knn(self, vector: Vector, k: int, where: MemoryFilter) -> list[tuple[str, float]]:
         """Up to ``k`` distinct memories matching ``where``, best cosine similarity over each memory's
         passages first (see the module docstring for when the HNSW index answers)."""
@@ -548,77 +518,6 @@ class PostgresStore(Reembedding):
                 ),
             ).fetchall()
         return [(str(i), float(s)) for i, s in rows]
-
-    def thread_neighbours(
-        self, ids: Sequence[str], where: MemoryFilter
-    ) -> dict[str, tuple[str | None, str | None]]:
-        """One window query over the rows of the threads ``ids`` are in (index ``memories_thread``)."""
-        if not ids or matches_nothing(where):
-            return {}
-        wanted = list(dict.fromkeys(ids))
-        clause, params = where_sql(where)
-        with self._connection() as conn:
-            rows = conn.execute(
-                "WITH ordered AS (SELECT id, LAG(id) OVER w AS before, LEAD(id) OVER w AS after "
-                f"FROM {_MEMORIES} WHERE thread IN (SELECT thread FROM {_MEMORIES} WHERE thread IS NOT NULL "
-                f"AND id = ANY(%s)) AND {clause} "
-                "WINDOW w AS (PARTITION BY thread ORDER BY occurred_at, created_at, id)) "
-                "SELECT id, before, after FROM ordered WHERE id = ANY(%s)",
-                (wanted, *params, wanted),
-            ).fetchall()
-        return {row[0]: (row[1], row[2]) for row in rows}
-
-    def list(
-        self, where: MemoryFilter, limit: int, after: tuple[datetime, str] | None = None
-    ) -> list[Memory]:
-        limit = int(limit)
-        if limit <= 0 or matches_nothing(where):
-            return []
-        clause, params = where_sql(where)
-        if after is not None:
-            clause += " AND (created_at, id) < (%s, %s)"
-            params += [utc(after[0]), after[1]]
-        with self._connection() as conn:
-            rows = conn.execute(
-                f"SELECT {_COLUMNS} FROM {_MEMORIES} WHERE {clause} ORDER BY created_at DESC, id DESC LIMIT %s",
-                (*params, limit),
-            ).fetchall()
-        return [_CODEC.decode(row) for row in rows]
-
-    def count(self, where: MemoryFilter) -> int:
-        if matches_nothing(where):
-            return 0
-        clause, params = where_sql(where)
-        with self._connection() as conn:
-            (n,) = conn.execute(f"SELECT count(*) FROM {_MEMORIES} WHERE {clause}", params).fetchone()
-        return int(n)
-
-    def namespaces(self, where: MemoryFilter | None = None) -> dict[str, int]:
-        if where is not None and matches_nothing(where):
-            return {}
-        clause, params = where_sql(where) if where is not None else ("true", [])
-        with self._connection() as conn:
-            rows = conn.execute(
-                "SELECT namespace, count(*) FILTER (WHERE deleted_at IS NULL AND superseded_by IS NULL) "
-                f"FROM {_MEMORIES} WHERE {clause} GROUP BY namespace ORDER BY namespace",
-                params,
-            ).fetchall()
-        return {str(name): int(n) for name, n in rows}
-
-    def iter_all(self) -> Iterator[Memory]:
-        """Every memory, in batches by seq (nothing is held between batches, so callers may write)."""
-        last = 0
-        while True:
-            with self._connection() as conn:
-                rows = conn.execute(
-                    f"SELECT seq, {_COLUMNS} FROM {_MEMORIES} WHERE seq > %s ORDER BY seq LIMIT %s",
-                    (last, _ITER_BATCH),
-                ).fetchall()
-            if not rows:
-                return
-            for row in rows:
-                yield _CODEC.decode(row[1:])
-            last = int(rows[-1][0])
 
 
 def row_count(conn: Any, table: str, estimate_above: int) -> int:

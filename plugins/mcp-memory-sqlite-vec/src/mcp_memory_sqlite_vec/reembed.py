@@ -20,21 +20,18 @@ A mixin: the store owns the connections, locks and the vector cache.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from mcp_memory_core.errors import ModelMismatchError
 from mcp_memory_core.models import Memory
 from mcp_memory_core.protocols import Vector
-from mcp_memory_core.row_codec import COLUMNS, JsonTextRowCodec
-from mcp_memory_core.store_writes import checked_insert
+from mcp_memory_core.sql_reembed import SqlReembedding, missing, put_new_rows
 
+from .dialect import DIALECT
 from .schema import FILL_VECTORS, SCHEMA, split_sql, vectors_ddl
 
 if TYPE_CHECKING:
@@ -51,13 +48,11 @@ NEXT_DDL = (
 )
 NEXT_INDEX = f"CREATE INDEX IF NOT EXISTS {NEXT_TABLE}_seq ON {NEXT_TABLE} (seq)"
 _TARGET_KEYS = ("reembed_model_id", "reembed_dimensions")
-_COLUMNS = ", ".join(f"m.{column}" for column in COLUMNS)
-_CODEC = JsonTextRowCodec()
 
 Embed = Callable[[Sequence[Memory]], tuple[Vector, "list[int] | None"]]
 
 
-class Reembedding:
+class Reembedding(SqlReembedding):
     """The re-embedding part of :class:`~.store.SqliteVecStore` (see the module docstring)."""
 
     _path: str | Path
@@ -131,29 +126,6 @@ class Reembedding:
         self._reembed_cursor = 0
         return stored
 
-    def reembed_progress(self) -> tuple[int, int]:
-        """(memories with rows of the new model, every memory)."""
-        with self._reading() as conn:
-            done = conn.execute(
-                f"SELECT count(*) FROM memories m WHERE EXISTS (SELECT 1 FROM {NEXT_TABLE} n WHERE n.seq = m.seq)"
-            ).fetchone()[0]
-            total = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
-        return int(done), int(total)
-
-    def reembed_pending(self, limit: int) -> list[Memory]:
-        """Up to ``limit`` memories (current or not: every version is searched) without rows of the
-        new model, in storage order from where the previous call stopped."""
-        self._target()
-        with self._reading() as conn:
-            rows = conn.execute(
-                f"SELECT m.seq, {_COLUMNS} FROM memories m WHERE m.seq > ? AND NOT EXISTS "
-                f"(SELECT 1 FROM {NEXT_TABLE} n WHERE n.seq = m.seq) ORDER BY m.seq LIMIT ?",
-                (self._reembed_cursor, int(limit)),
-            ).fetchall()
-        if rows:
-            self._reembed_cursor = int(rows[-1][0])
-        return [_CODEC.decode(row[1:]) for row in rows]
-
     def reembed_put(
         self, memories: Sequence[Memory], vectors: Vector, owners: Sequence[int] | None = None
     ) -> None:
@@ -161,7 +133,7 @@ class Reembedding:
         purged meanwhile is skipped; one that has rows already keeps them."""
         _, dimensions = self._target()
         with self.transaction():
-            self._put(self._db(), memories, vectors, owners, dimensions)
+            put_new_rows(self._db(), DIALECT, memories, vectors, owners, dimensions)
 
     def reembed_finish(self, embed: Embed) -> int:
         """Switch the file to the new model (see the module docstring); ``embed(memories)`` gives the
@@ -170,17 +142,10 @@ class Reembedding:
         model_id, dimensions = self._target()
         with self._lock, self.transaction():
             conn = self._db()
-            late = [
-                _CODEC.decode(row)
-                for row in conn.execute(
-                    f"SELECT {_COLUMNS} FROM memories m WHERE NOT EXISTS "
-                    f"(SELECT 1 FROM {NEXT_TABLE} n WHERE n.seq = m.seq) ORDER BY m.seq"
-                ).fetchall()
-            ]
-            for start in range(0, len(late), 256):
-                batch = late[start : start + 256]
-                vectors, owners = embed(batch)
-                self._put(conn, batch, vectors, owners, dimensions)
+            late = 0
+            for batch in missing(conn, DIALECT):
+                late += len(batch)
+                put_new_rows(conn, DIALECT, batch, *embed(batch), dimensions)
             conn.execute(f"DELETE FROM {NEXT_TABLE} WHERE seq NOT IN (SELECT seq FROM memories)")
             conn.execute("DROP TABLE vectors")
             conn.execute("DROP TABLE passages")  # its triggers go with it
@@ -201,52 +166,10 @@ class Reembedding:
                 self._drop_cache()
         self._reembed_target = None
         log.info("%s now holds vectors of %s (%d-d)", self.location, model_id, dimensions)
-        return len(late)
+        return late
 
     # -- helpers -----------------------------------------------------------------------------------
-    def _target(self) -> tuple[str, int]:
-        if self._reembed_target is None:
-            raise RuntimeError(f"{self!r}: call reembed_open(model_id, dimensions) first.")
-        return self._reembed_target
-
     @staticmethod
     def _drop_side_table(conn: Any) -> None:
         conn.execute(f"DROP TABLE IF EXISTS {NEXT_TABLE}")
         conn.execute("DELETE FROM meta WHERE key IN (?, ?)", _TARGET_KEYS)
-
-    def _put(
-        self,
-        conn: Any,
-        memories: Sequence[Memory],
-        vectors: Vector,
-        owners: Sequence[int] | None,
-        dimensions: int,
-    ) -> None:
-        """Insert the new rows of ``memories`` (a memory's rows consecutively: its vrows keep its order)."""
-        memories, array, owner_list = checked_insert(memories, vectors, owners, dimensions)
-        seqs = dict(
-            conn.execute(
-                "SELECT id, seq FROM memories WHERE id IN (SELECT value FROM json_each(?))",
-                (_json_ids(memories),),
-            ).fetchall()
-        )
-        done = {
-            row[0]
-            for row in conn.execute(
-                f"SELECT DISTINCT seq FROM {NEXT_TABLE} WHERE seq IN (SELECT value FROM json_each(?))",
-                (_json_ids(seqs.values()),),
-            )
-        }
-        rows: dict[int, list[bytes]] = {}
-        for row, owner in enumerate(owner_list):
-            seq = seqs.get(memories[owner].id)
-            if seq is not None and seq not in done:
-                rows.setdefault(seq, []).append(np.ascontiguousarray(array[row]).tobytes())
-        conn.executemany(
-            f"INSERT INTO {NEXT_TABLE} (seq, embedding) VALUES (?, ?)",
-            [(seq, blob) for seq, blobs in rows.items() for blob in blobs],
-        )
-
-
-def _json_ids(values: Any) -> str:
-    return json.dumps([value.id if isinstance(value, Memory) else value for value in values])

@@ -17,13 +17,11 @@ Schema (version 4)::
                                        deleted integer, superseded integer, type integer,
                                        created integer), rowid = passages.vrow
 
-Version 1 had one vector per memory (vec0 rowid = memory seq, no type/created columns, no passages
-or memory_tags); ``open()`` migrates it in place, in one transaction (see ``_migrate_v1``).
-Version 3 added ``memories.owner`` and ``memories.privacy_scope`` (who may read a memory: the
-engine's Scope); a version 2 file gains both columns on open, every memory owned by the local user.
-Version 4 added ``memories.occurred_at`` (when the remembered thing happened; an older file's
-memories get their ``created_at``) and ``memories.thread`` (the conversation; none for older ones),
-both filtered on the rows table like tags.
+Older versions are upgraded in place when a file opens (``opening.py``): version 3 added
+``memories.owner`` and ``memories.privacy_scope`` (who may read a memory: the engine's Scope; an
+older file's memories are the local user's), version 4 ``memories.occurred_at`` (when the
+remembered thing happened; an older file's memories get their ``created_at``) and
+``memories.thread`` (the conversation; none for older ones), both filtered on the rows table like tags.
 
 Scope filters (``owner``, ``visible_to``) are resolved on the rows table like tags (see below),
 except when every memory in the file belongs to the one user asking (the single-user case: checked
@@ -79,6 +77,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import logging
 import os
@@ -94,14 +93,15 @@ import numpy as np
 
 from mcp_memory_core.errors import MemoryNotFoundError, ModelMismatchError, StorageError
 from mcp_memory_core.filter_terms import matches_nothing
-from mcp_memory_core.migrations import SchemaTooNewError
 from mcp_memory_core.models import Memory, MemoryFilter, MemoryType
 from mcp_memory_core.protocols import StoreCapabilities, StoreDiagnosis, Vector
-from mcp_memory_core.row_codec import COLUMNS, JsonTextRowCodec, to_micros
+from mcp_memory_core.row_codec import COLUMNS, to_micros
+from mcp_memory_core.sql_reads import SqlReads
 from mcp_memory_core.store_writes import check_update, checked_insert, updated
 
 from .binding import Binding, select_binding
 from .cache_sync import VectorCacheSync
+from .dialect import DIALECT
 from .errors import (
     Action,
     check_database_path,
@@ -114,8 +114,9 @@ from .errors import (
     storage_error,
 )
 from .keywords import fts_query
+from .opening import check_read_only, enable_wal, init_schema
 from .reembed import Reembedding
-from .schema import FILL_VECTORS, SCHEMA, SCHEMA_VERSION, TYPE_CODES, split_sql, vectors_ddl
+from .schema import TYPE_CODES
 from .sql_filters import needs_rows, where_sql
 from .vector_cache import (
     COARSE_THRESHOLD,
@@ -134,7 +135,6 @@ BEGIN_POLL_MAX_S = 0.004  # … doubling up to this (with jitter)
 # vector cache on, vec0 only serves the rare fallbacks, and the mapped pages would count in the
 # process's RSS (at 100k: 699 MB with the map, 462 MB without), so the map is only used without it.
 MMAP_SIZE = 1 << 30
-_ITER_BATCH = 500
 # Filters vec0 cannot express (tags, metadata, ids) are resolved on the rows table first. When the
 # matching vectors are few, reading their float32 copies from ``passages`` and scanning them with
 # numpy beats a vec0 scan with ``rowid IN (…)`` (which still visits every vector chunk): measured at
@@ -153,13 +153,14 @@ VECTOR_CACHE_EXACT_ENV = "MCP_MEMORY_SQLITE_VECTOR_CACHE_EXACT_ROWS"
 _COLUMNS = ", ".join(COLUMNS)
 _PLACEHOLDERS = ", ".join("?" * len(COLUMNS))
 
-_CODEC = JsonTextRowCodec()
-_row_values = _CODEC.encode
-_memory = _CODEC.decode
+_row_values = DIALECT.codec.encode
+_memory = DIALECT.codec.decode
 
 
-class SqliteVecStore(VectorCacheSync, Reembedding):
+class SqliteVecStore(SqlReads, VectorCacheSync, Reembedding):
     """The default mcp-memory store. See the module docstring for the schema and design."""
+
+    _dialect = DIALECT
 
     def __init__(
         self,
@@ -270,18 +271,21 @@ class SqliteVecStore(VectorCacheSync, Reembedding):
                 try:
                     refuse_foreign(conn, self.location)  # before anything is written
                     try:
-                        mode = self._enable_wal(conn, binding)
+                        mode = enable_wal(conn, binding, BUSY_TIMEOUT_S)
                         if str(mode).lower() != "wal" and str(self._path) != ":memory:":
                             log.warning(
                                 "SQLite refused WAL mode for %s (journal_mode=%s)", self.location, mode
                             )
                         self._tune(conn)
-                        self._init_schema(conn, binding, model_id, dimensions)
+                        begin = functools.partial(self._begin_immediate, conn, binding)
+                        init_schema(conn, begin, binding, self.location, model_id, dimensions)
                     except binding.module.OperationalError as exc:
                         if "readonly" not in str(exc).lower():
                             raise
                         self._tune(conn)
-                        self._check_read_only(conn, model_id, dimensions)
+                        check_read_only(conn, self.location, model_id, dimensions)
+                        self._read_only = True  # every write raises StorageError; search skips its statistics
+                        log.warning("%s is read-only: searching works, storing does not", self.location)
                 except BaseException:
                     conn.close()
                     raise
@@ -302,27 +306,6 @@ class SqliteVecStore(VectorCacheSync, Reembedding):
         conn.execute("PRAGMA synchronous=FULL")
         conn.execute(f"PRAGMA mmap_size={0 if self._cache_enabled else MMAP_SIZE}")
 
-    def _check_read_only(self, conn: Any, model_id: str, dimensions: int) -> None:
-        """Open a file SQLite cannot write: fine for reading when its schema is current and its model
-        is ours; every write then raises StorageError (and search skips its access statistics)."""
-        stored = dict(conn.execute("SELECT key, value FROM meta").fetchall()) if self._has_meta(conn) else {}
-        if stored.get("schema_version") != str(SCHEMA_VERSION):
-            raise StorageError(
-                f"{self.location} is read-only and needs "
-                + ("creating" if not stored else f"an upgrade (schema {stored.get('schema_version')})")
-                + " first: make it writable once, or point MCP_MEMORY_DB_PATH at a writable file."
-            )
-        if (stored.get("model_id"), stored.get("dimensions")) != (model_id, str(dimensions)):
-            raise ModelMismatchError(self.location, str(stored.get("model_id")), model_id)
-        self._read_only = True
-        log.warning("%s is read-only: searching works, storing does not", self.location)
-
-    @staticmethod
-    def _has_meta(conn: Any) -> bool:
-        return bool(
-            conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone()
-        )
-
     @contextlib.contextmanager
     def _errors(self, action: Action, binding: Binding | None = None) -> Iterator[None]:
         """SQLite's errors (other than a duplicate id or a closed connection) as StorageError."""
@@ -340,101 +323,6 @@ class SqliteVecStore(VectorCacheSync, Reembedding):
             ):
                 raise
             raise storage_error(exc, self.location, action, BUSY_TIMEOUT_S) from exc
-
-    @staticmethod
-    def _enable_wal(conn: Any, binding: Binding) -> str:
-        """``PRAGMA journal_mode=WAL``, retried while another process holds the lock: switching a new
-        file to WAL needs an exclusive lock and SQLite does not always wait on the busy handler for it
-        (two processes creating one file at once would otherwise fail with "database is locked")."""
-        deadline = time.monotonic() + BUSY_TIMEOUT_S
-        while True:
-            try:
-                return str(conn.execute("PRAGMA journal_mode=WAL").fetchone()[0])
-            except binding.module.OperationalError as exc:
-                if not is_busy(exc) or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.02)
-
-    def _init_schema(self, conn: Any, binding: Binding, model_id: str, dimensions: int) -> None:
-        self._begin_immediate(conn, binding)
-        try:
-            stored: dict[str, str] = {}
-            if self._has_meta(conn):
-                stored = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-            version = int(stored.get("schema_version", "0"))
-            if version > SCHEMA_VERSION:
-                # The file's upgrade chain stays here (not core's ``migrations.pending``): its steps
-                # are not in version order (v1's data move needs the v3/v4 columns added first).
-                raise SchemaTooNewError(self.location, version, SCHEMA_VERSION, "mcp-memory-sqlite-vec")
-            stored_model = stored.get("model_id")
-            stored_dims = int(stored["dimensions"]) if "dimensions" in stored else None
-            if stored_model is not None and stored_model != model_id:
-                raise ModelMismatchError(self.location, stored_model, model_id)
-            if stored_dims is not None and stored_dims != dimensions:
-                raise ModelMismatchError(
-                    self.location, f"{stored_model} ({stored_dims}-d)", f"{model_id} ({dimensions}-d)"
-                )
-            if 0 < version < 3:
-                self._migrate_v2(conn)
-            if 0 < version < 4:
-                self._migrate_v3(conn)
-            for statement in split_sql(SCHEMA):
-                conn.execute(statement)
-            if version == 1:
-                self._migrate_v1(conn, dimensions)
-            conn.execute(vectors_ddl(dimensions))
-            conn.executemany(
-                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-                [
-                    ("schema_version", str(SCHEMA_VERSION)),
-                    ("model_id", model_id),
-                    ("dimensions", str(dimensions)),
-                ],
-            )
-            conn.execute(
-                "INSERT OR IGNORE INTO meta (key, value) VALUES ('created_by', ?)",
-                (f"mcp-memory-sqlite-vec; {binding.describe()}",),
-            )
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
-
-    def _migrate_v2(self, conn: Any) -> None:
-        """Schema 1 or 2 → 3, inside open()'s transaction, before the schema script runs: the owner
-        and privacy_scope columns (every existing memory is the local user's, private)."""
-        log.info("migrating %s to schema 3 (owners and privacy scopes)", self.location)
-        conn.execute("ALTER TABLE memories ADD COLUMN owner TEXT NOT NULL DEFAULT 'local'")
-        conn.execute("ALTER TABLE memories ADD COLUMN privacy_scope TEXT NOT NULL DEFAULT 'private'")
-
-    def _migrate_v3(self, conn: Any) -> None:
-        """Schema 1-3 → 4, inside open()'s transaction, before the schema script runs: occurred_at
-        (an existing memory happened when it was stored) and thread (none)."""
-        log.info("migrating %s to schema 4 (occurred_at and thread)", self.location)
-        conn.execute("ALTER TABLE memories ADD COLUMN occurred_at INTEGER NOT NULL DEFAULT 0")
-        conn.execute("ALTER TABLE memories ADD COLUMN thread TEXT")
-        conn.execute("UPDATE memories SET occurred_at = created_at")
-
-    def _migrate_v1(self, conn: Any, dimensions: int) -> None:
-        """Schema 1 → 2, inside open()'s transaction. v1 kept one vector per memory in
-        ``vectors`` (rowid = memory seq; metadata columns ns, deleted, superseded). Each becomes the
-        memory's single passage (vrow = seq); ``vectors`` is rebuilt with the type and created columns;
-        ``memory_tags`` is filled from ``memories.tags``. Vectors of rows that no longer exist are
-        dropped. All in SQL: no vector passes through Python."""
-        log.info("migrating %s from schema 1 to 2", self.location)
-        conn.execute("INSERT OR IGNORE INTO namespaces (name) SELECT DISTINCT namespace FROM memories")
-        conn.execute(
-            "INSERT INTO passages (vrow, seq, embedding) "
-            "SELECT v.rowid, v.rowid, v.embedding FROM vectors v JOIN memories m ON m.seq = v.rowid"
-        )
-        conn.execute("DROP TABLE vectors")
-        conn.execute(vectors_ddl(dimensions))
-        conn.execute(FILL_VECTORS)
-        conn.execute(
-            "INSERT OR IGNORE INTO memory_tags (tag, seq) "
-            "SELECT j.value, m.seq FROM memories m, json_each(m.tags) j"
-        )
 
     def close(self) -> None:
         with self._lock, self._cache_lock, self._readers_lock:
@@ -716,37 +604,6 @@ class SqliteVecStore(VectorCacheSync, Reembedding):
         return int(conn.execute("INSERT INTO namespaces (name) VALUES (?)", (name,)).lastrowid)
 
     # -- reads -----------------------------------------------------------------------------------
-    def get(self, ids: Sequence[str]) -> dict[str, Memory]:
-        ids = list(dict.fromkeys(ids))
-        if not ids:
-            return {}
-        with self._reading() as conn:
-            rows = conn.execute(
-                f"SELECT {_COLUMNS} FROM memories WHERE id IN (SELECT value FROM json_each(?))",
-                (json.dumps(ids),),
-            ).fetchall()
-        return {row[0]: _memory(row) for row in rows}
-
-    def vectors(self, ids: Sequence[str]) -> dict[str, Vector]:
-        """Each known memory's vectors (its whole text, then its passages), from the float32 copies."""
-        ids = list(dict.fromkeys(ids))
-        if not ids:
-            return {}
-        with self._reading() as conn:
-            self._check_model(conn)
-            rows = conn.execute(
-                "SELECT m.id, p.embedding FROM memories m JOIN passages p ON p.seq = m.seq "
-                "WHERE m.id IN (SELECT value FROM json_each(?)) ORDER BY p.vrow",
-                (json.dumps(ids),),
-            ).fetchall()
-        found: dict[str, list[bytes]] = {}
-        for memory_id, blob in rows:
-            found.setdefault(memory_id, []).append(blob)
-        return {
-            memory_id: np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
-            for memory_id, blobs in found.items()
-        }
-
     def knn(self, vector: Vector, k: int, where: MemoryFilter) -> list[tuple[str, float]]:
         """Up to ``k`` distinct memories matching ``where``, best cosine similarity over each memory's
         vectors first. Every filter field applies before the top-k (see the module docstring)."""
@@ -929,82 +786,3 @@ class SqliteVecStore(VectorCacheSync, Reembedding):
                 log.warning("FTS5 rejected keyword query %r (%s); returning no keyword hits", query, exc)
                 return []
         return [(memory_id, -float(score)) for memory_id, score in rows]
-
-    def thread_neighbours(
-        self, ids: Sequence[str], where: MemoryFilter
-    ) -> dict[str, tuple[str | None, str | None]]:
-        """One window query over the rows of the threads ``ids`` are in (index ``memories_thread``)."""
-        if not ids or matches_nothing(where):
-            return {}
-        clause, params = where_sql(where)
-        wanted = json.dumps(list(dict.fromkeys(ids)))
-        sql = (
-            "WITH ordered AS (SELECT id, LAG(id) OVER w AS before, LEAD(id) OVER w AS after FROM memories "
-            "WHERE thread IN (SELECT thread FROM memories WHERE thread IS NOT NULL AND id IN "
-            "(SELECT value FROM json_each(?))) "
-            + (f"AND {clause} " if clause else "")
-            + "WINDOW w AS (PARTITION BY thread ORDER BY occurred_at, created_at, id)) "
-            "SELECT id, before, after FROM ordered WHERE id IN (SELECT value FROM json_each(?))"
-        )
-        with self._reading() as conn:
-            rows = conn.execute(sql, (wanted, *params, wanted)).fetchall()
-        return {row[0]: (row[1], row[2]) for row in rows}
-
-    def list(
-        self, where: MemoryFilter, limit: int, after: tuple[datetime, str] | None = None
-    ) -> list[Memory]:
-        limit = int(limit)
-        if limit <= 0 or matches_nothing(where):
-            return []
-        clause, params = where_sql(where)
-        conditions = [clause] if clause else []
-        if after is not None:
-            created = to_micros(after[0])
-            conditions.append("(created_at < ? OR (created_at = ? AND id < ?))")
-            params += [created, created, after[1]]
-        sql = (
-            f"SELECT {_COLUMNS} FROM memories "
-            + ("WHERE " + " AND ".join(conditions) + " " if conditions else "")
-            + "ORDER BY created_at DESC, id DESC LIMIT ?"
-        )
-        with self._reading() as conn:
-            rows = conn.execute(sql, (*params, limit)).fetchall()
-        return [_memory(row) for row in rows]
-
-    def count(self, where: MemoryFilter) -> int:
-        if matches_nothing(where):
-            return 0
-        clause, params = where_sql(where)
-        with self._reading() as conn:
-            (n,) = conn.execute(
-                "SELECT count(*) FROM memories" + (f" WHERE {clause}" if clause else ""), params
-            ).fetchone()
-        return int(n)
-
-    def namespaces(self, where: MemoryFilter | None = None) -> dict[str, int]:
-        if where is not None and matches_nothing(where):
-            return {}
-        clause, params = where_sql(where) if where is not None else ("", [])
-        with self._reading() as conn:
-            rows = conn.execute(
-                "SELECT namespace, sum(deleted_at IS NULL AND superseded_by IS NULL) FROM memories "
-                + (f"WHERE {clause} " if clause else "")
-                + "GROUP BY namespace ORDER BY namespace",
-                params,
-            ).fetchall()
-        return {str(name): int(count) for name, count in rows}
-
-    def iter_all(self) -> Iterator[Memory]:
-        """Every memory, in batches (nothing is held between batches, so callers may write)."""
-        last = 0
-        while True:
-            with self._reading() as conn:
-                rows = conn.execute(
-                    f"SELECT seq, {_COLUMNS} FROM memories WHERE seq > ? ORDER BY seq LIMIT ?",
-                    (last, _ITER_BATCH),
-                ).fetchall()
-            if not rows:
-                return
-            for row in rows:
-                yield _memory(row[1:])
-            last = rows[-1][0]
