@@ -133,18 +133,20 @@ class ImportJobs:
         return job if job is not None and job.owner == principal else None
 
     def _run(self, job: ImportJob, prepared: PreparedImport, scope: Scope) -> None:
-        from mcp_memory_core.errors import MemoryServerError
         from mcp_memory_core.transfer import import_records, refused_records
+
+        from ..operations.errors import rule_for
 
         try:
             outcome = self.service.call_sync(
                 lambda engine: import_records(engine, prepared.memories, on_batch=job.advance, scope=scope)
             )
-        except MemoryServerError as exc:
-            with job._lock:
-                job.state, job.error = "failed", str(exc)
-            return
         except Exception as exc:
+            rule = rule_for(exc)
+            if rule is not None:
+                with job._lock:
+                    job.state, job.error = "failed", rule.mcp_message(exc)
+                return
             log.exception("Import %s failed", job.id)
             with job._lock:
                 job.state, job.error = "failed", f"The import failed: {type(exc).__name__}: {exc}"

@@ -204,29 +204,15 @@ class UiApp:
     async def scoped(self, caller: Caller, fn: Callable[[MemoryEngine, Scope], T]) -> T:
         """``fn(engine, scope)`` off the event loop, the scope built from the caller's token by the
         service, as for every MCP tool call; engine refusals become error pages."""
-        from mcp_memory_core.errors import (
-            InvalidInputError,
-            MemoryNotFoundError,
-            MemoryServerError,
-            MemoryStateError,
-            NotOwnerError,
-            StorageError,
-        )
+        from ..operations.errors import rule_for
 
         try:
             return await self.service.call_scoped(fn, caller.access)
-        except MemoryNotFoundError as exc:
-            raise PageError(404, str(exc)) from exc
-        except NotOwnerError as exc:
-            raise PageError(403, str(exc)) from exc
-        except MemoryStateError as exc:
-            raise PageError(409, str(exc)) from exc
-        except InvalidInputError as exc:
-            raise PageError(400, str(exc)) from exc
-        except StorageError as exc:
-            raise PageError(503, str(exc)) from exc
-        except MemoryServerError as exc:
-            raise PageError(400, str(exc)) from exc
+        except Exception as exc:
+            rule = rule_for(exc)
+            if rule is None:
+                raise
+            raise PageError(rule.http_status, rule.mcp_message(exc)) from exc
 
     # -- login -----------------------------------------------------------------------------------
     async def login(self, request: Request) -> Response:
