@@ -116,8 +116,6 @@ def limit_option(default: int, high: int, what: str) -> Callable[[Callable[..., 
     )
 
 
-MEMORY_TYPES = ("working", "episodic", "semantic", "procedural")  # the --type choices
-
 READ_NAMESPACE_HELP = (
     "Read this namespace only ('*': every namespace you may read); default: the current project and 'user'."
 )

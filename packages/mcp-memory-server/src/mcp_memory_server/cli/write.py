@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .common import EXIT_USAGE, MEMORY_TYPES, emit_json, fail, local_scope, one_line, with_engine
+from ..operations.vocabulary import MEMORY_TYPES
+from .common import EXIT_USAGE, emit_json, fail, local_scope, one_line, with_engine
 
 if TYPE_CHECKING:
     from mcp_memory_core.engine import MemoryEngine

@@ -90,13 +90,6 @@ def current_access_token() -> Any:
     return get_access_token()
 
 
-def parse_filters(**given: Any) -> Any:
-    """The filters of search_memories and list_memories (the core is imported here, once warm)."""
-    from mcp_memory_core.filters import Filters
-
-    return Filters.parse(**given)
-
-
 class ToolBox:
     """The tools of one server: registered with :meth:`tool`, run with :meth:`run`, listed in
     :attr:`tools` for the ``MCPServer`` built from them."""

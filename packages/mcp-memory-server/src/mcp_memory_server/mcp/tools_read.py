@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
+from ..operations.filters import FilterRequest
 from ..operations.serialize import (
     compact_hit,
     compact_memory,
@@ -32,7 +33,7 @@ from .params import (
     TagsMatch,
     ThreadFilter,
 )
-from .toolbox import READ_ONLY, ToolBox, parse_filters
+from .toolbox import READ_ONLY, ToolBox
 
 if TYPE_CHECKING:
     from mcp_memory_core.engine import MemoryEngine
@@ -85,7 +86,7 @@ def add_search_memories(box: ToolBox) -> None:
         """
 
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
-            filters = parse_filters(
+            filters = FilterRequest(
                 types=types,
                 tags=tags,
                 tags_match=tags_match,
@@ -95,7 +96,7 @@ def add_search_memories(box: ToolBox) -> None:
                 occurred_before=occurred_before,
                 thread=thread,
                 metadata=metadata,
-            )
+            ).parse()
             found = engine.search(query, limit, filters, namespace=namespace, scope=scope)
             now = engine.clock()
             results = [
@@ -194,7 +195,7 @@ def add_list_memories(box: ToolBox) -> None:
         """
 
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
-            filters = parse_filters(
+            filters = FilterRequest(
                 types=types,
                 tags=tags,
                 tags_match=tags_match,
@@ -204,7 +205,7 @@ def add_list_memories(box: ToolBox) -> None:
                 occurred_before=occurred_before,
                 thread=thread,
                 metadata=metadata,
-            )
+            ).parse()
             now = engine.clock()
             tokens = box.budget()
             entries: dict[str, dict[str, Any]] = {}

@@ -68,6 +68,7 @@ def error_table() -> tuple[tuple[type[BaseException], ErrorRule], ...]:
     )
 
     from ..runtime.config import ConfigurationError
+    from .transfer import ImportOptionError
 
     return (
         (MemoryNotFoundError, ErrorRule(INVALID_PARAMS, 404, EXIT_ERROR, cli_message=_no_such_memory)),
@@ -80,6 +81,7 @@ def error_table() -> tuple[tuple[type[BaseException], ErrorRule], ...]:
         ),
         (StorageError, ErrorRule(INTERNAL_ERROR, 503, EXIT_ERROR)),
         (ConfigurationError, ErrorRule(INTERNAL_ERROR, 500, EXIT_USAGE)),
+        (ImportOptionError, ErrorRule(INVALID_PARAMS, 400, EXIT_USAGE)),
         (MemoryServerError, ErrorRule(INTERNAL_ERROR, 400, EXIT_ERROR)),
     )
 

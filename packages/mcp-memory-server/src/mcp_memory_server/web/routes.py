@@ -18,7 +18,7 @@ import os
 import tempfile
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlencode
@@ -32,11 +32,15 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import Message, Receive
 
+from ..operations.filters import FilterRequest, day_after
+from ..operations.transfer import PreparedImport, prepare_import
+from ..operations.vocabulary import MEMORY_TYPES, PRIVACY
 from .auth import CSRF_FIELD, CSRF_HEADER, Caller, UiAuth
-from .imports import FORMATS, ImportJobs, prepare_import
+from .imports import FORMATS, ImportJobs, import_request
 
 if TYPE_CHECKING:
     from mcp_memory_core.engine import MemoryEngine
+    from mcp_memory_core.filters import Filters
     from mcp_memory_core.scope import Scope
 
     from ..runtime.http_security import HttpSecurity
@@ -51,8 +55,6 @@ SEARCH_LIMIT = 20
 MAX_UPLOAD_MB = 256
 MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 1024 * 1024
 MAX_LOGIN_BYTES = 64 * 1024
-MEMORY_TYPES = ("semantic", "episodic", "procedural", "working")
-PRIVACY = ("private", "team", "public")
 STATIC_DIR = Path(__file__).parent / "static"
 # What a redirect may announce on the next page: fixed texts, never text taken from the URL.
 NOTICES = {
@@ -412,7 +414,14 @@ class UiApp:
     async def import_form(self, request: Request, caller: Caller) -> Response:
         default = await self.scoped(caller, lambda engine, scope: scope.default_namespace)
         return self.render(
-            request, caller, "import.html", title="Import", nav="import", formats=FORMATS, default=default
+            request,
+            caller,
+            "import.html",
+            title="Import",
+            nav="import",
+            formats=FORMATS,
+            types=MEMORY_TYPES,
+            default=default,
         )
 
     async def import_upload(self, request: Request, caller: Caller) -> Response:
@@ -420,9 +429,6 @@ class UiApp:
         upload = form.get("file")
         if not isinstance(upload, UploadFile) or not upload.filename:
             raise PageError(400, "Choose a file to import.")
-        fmt = str(form.get("format", "auto"))
-        namespace = str(form.get("namespace", "")).strip() or None
-        include_assistant = form.get("include_assistant") == "on"
         filename = Path(upload.filename).name
         suffix = "".join(Path(filename).suffixes[-1:])[:10]
         handle, name = tempfile.mkstemp(prefix="mcp-memory-ui-import-", suffix=suffix)
@@ -432,11 +438,11 @@ class UiApp:
                 while chunk := await upload.read(1 << 20):
                     await anyio.to_thread.run_sync(out.write, chunk)
 
-            def prepare(engine: MemoryEngine, scope: Scope) -> tuple[Any, Scope]:
-                return prepare_import(engine, scope, path, fmt, namespace, include_assistant), scope
+            def prepare(engine: MemoryEngine, scope: Scope) -> PreparedImport:
+                return prepare_import(engine, scope, import_request(path, form))
 
             try:
-                prepared, scope = await self.scoped(caller, prepare)
+                prepared = await self.scoped(caller, prepare)
             except PageError as exc:  # a refusal names the upload, not the server's temporary file
                 raise PageError(exc.status, exc.message.replace(str(path), filename)) from exc
         except OSError as exc:
@@ -445,7 +451,7 @@ class UiApp:
             await upload.close()
             with suppress(OSError):
                 path.unlink()
-        job = self.jobs.start(prepared, scope, filename)
+        job = self.jobs.start(prepared, filename)
         return RedirectResponse(f"{PREFIX}/import/{job.id}", status_code=303)
 
     async def _job(self, request: Request, caller: Caller) -> dict[str, Any]:
@@ -559,22 +565,16 @@ def _namespace(value: str) -> str | None:
     return value or None
 
 
-def _filters(chosen: dict[str, str]) -> Any:
+def _filters(chosen: dict[str, str]) -> Filters:
     """The engine's Filters from the form: a date range is whole days (``to`` includes its day)."""
-    from mcp_memory_core.filters import Filters
-
     before = chosen["created_before"]
-    if before:
-        with suppress(ValueError):
-            before = (date.fromisoformat(before) + timedelta(days=1)).isoformat()
-    pinned = {"yes": True, "no": False}.get(chosen["pinned"])
-    return Filters.parse(
+    return FilterRequest(
         types=[chosen["type"]] if chosen["type"] else None,
         tags=[t.strip() for t in chosen["tags"].split(",") if t.strip()] or None,
         created_after=chosen["created_after"] or None,
-        created_before=before or None,
-        pinned=pinned,
-    )
+        created_before=day_after(before) if before else None,
+        pinned={"yes": True, "no": False}.get(chosen["pinned"]),
+    ).parse()
 
 
 def _store_bytes(location: str) -> int | None:
