@@ -33,8 +33,9 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import Message, Receive
 
 from ..operations.filters import FilterRequest, day_after
-from ..operations.transfer import PreparedImport, prepare_import
+from ..operations.transfer import ExportRequest, PreparedImport, export_memories_to, prepare_import
 from ..operations.vocabulary import MEMORY_TYPES, PRIVACY
+from ..operations.write import UpdateRequest, update
 from .auth import CSRF_FIELD, CSRF_HEADER, Caller, UiAuth
 from .imports import FORMATS, ImportJobs, import_request
 
@@ -378,17 +379,17 @@ class UiApp:
                 400, f"importance must be a number from 0 to 1; got {raw_importance!r}."
             ) from None
 
+        change = UpdateRequest(
+            id=memory_id,
+            content=content,
+            type=memory_type,
+            tags=tags,
+            importance=importance,
+            privacy_scope=privacy,
+        )
+
         def do(engine: MemoryEngine, scope: Scope) -> str:
-            outcome = engine.update_memory(
-                memory_id,
-                content,
-                type=memory_type,
-                tags=tags,
-                importance=importance,
-                privacy_scope=privacy,
-                scope=scope,
-            )
-            return outcome.memory.id
+            return str(update(engine, scope, change)["id"])
 
         new_id = await self.scoped(caller, do)
         return _back(new_id, "updated")
@@ -485,11 +486,11 @@ class UiApp:
         namespace = request.query_params.get("namespace", "").strip() or None
         vectors = request.query_params.get("vectors") == "1"
 
-        def do(engine: MemoryEngine, scope: Scope) -> tuple[str, str]:
-            from mcp_memory_core.transfer import export_memories
+        export = ExportRequest(namespace=namespace, all_namespaces=namespace is None, vectors=vectors)
 
+        def do(engine: MemoryEngine, scope: Scope) -> tuple[str, str]:
             buffer = io.StringIO()
-            export_memories(engine, buffer, namespace=namespace, scope=scope, vectors=vectors)
+            export_memories_to(engine, scope, export, buffer)
             return buffer.getvalue(), scope.principal
 
         text, principal = await self.scoped(caller, do)
