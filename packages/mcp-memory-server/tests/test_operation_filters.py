@@ -24,6 +24,12 @@ def test_a_bad_value_is_refused_in_the_engines_words():
         FilterRequest(tags_match="some").parse()
 
 
+def test_no_filter_is_the_engines_no_filters():
+    from mcp_memory_core.filters import NO_FILTERS
+
+    assert FilterRequest().parse() == NO_FILTERS
+
+
 def test_a_forms_to_date_includes_its_day_and_other_text_reaches_the_engine_as_it_is():
     assert day_after("2026-01-31") == "2026-02-01"
     assert day_after("yesterday") == "yesterday"
@@ -31,6 +37,6 @@ def test_a_forms_to_date_includes_its_day_and_other_text_reaches_the_engine_as_i
 
 def test_the_web_form_and_the_tool_arguments_give_the_same_filters():
     form = {"namespace": "", "type": "episodic", "tags": "tea, drinks", "created_after": "2026-01-01"}
-    from_form = routes._filters({**form, "created_before": "", "pinned": ""})
+    from_form = routes._filters({**form, "created_before": "", "pinned": ""}).parse()
     from_tool = FilterRequest(types=["episodic"], tags=["tea", "drinks"], created_after="2026-01-01").parse()
     assert from_form == from_tool

@@ -80,14 +80,14 @@ def test_form_filters_become_engine_filters_with_whole_days():
         "created_before": "2026-01-31",
         "pinned": "yes",
     }
-    filters = routes._filters(values)
+    filters = routes._filters(values).parse()
     assert {str(t) for t in filters.types} == {"episodic"}
     assert filters.tags == ("tea", "drinks") and filters.pinned is True
     assert filters.created_after.isoformat().startswith("2026-01-01")
     assert filters.created_before.isoformat().startswith("2026-02-01")  # the 31st included
-    assert routes._filters({**values, "pinned": "", "type": "", "tags": ""}).pinned is None
+    assert routes._filters({**values, "pinned": "", "type": "", "tags": ""}).parse().pinned is None
     with pytest.raises(InvalidInputError):
-        routes._filters({**values, "type": "nonsense"})
+        routes._filters({**values, "type": "nonsense"}).parse()
 
 
 def test_the_package_ships_its_templates_and_static_files():

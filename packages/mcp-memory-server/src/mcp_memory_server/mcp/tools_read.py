@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 
 from ..operations.filters import FilterRequest
+from ..operations.read import ListRequest, SearchRequest, list_page, search
 from ..operations.serialize import (
     compact_hit,
     compact_memory,
@@ -96,8 +97,9 @@ def add_search_memories(box: ToolBox) -> None:
                 occurred_before=occurred_before,
                 thread=thread,
                 metadata=metadata,
-            ).parse()
-            found = engine.search(query, limit, filters, namespace=namespace, scope=scope)
+            )
+            request = SearchRequest(query=query, limit=limit, filters=filters, namespace=namespace)
+            found = search(engine, scope, request)
             now = engine.clock()
             results = [
                 hit_to_dict(hit, explain=explain, ttl=engine.ttl, now=now)
@@ -205,7 +207,7 @@ def add_list_memories(box: ToolBox) -> None:
                 occurred_before=occurred_before,
                 thread=thread,
                 metadata=metadata,
-            ).parse()
+            )
             now = engine.clock()
             tokens = box.budget()
             entries: dict[str, dict[str, Any]] = {}
@@ -216,9 +218,8 @@ def add_list_memories(box: ToolBox) -> None:
                 return json_bytes(entry) + 2
 
             room = budget_bytes(tokens) - json_bytes(PAGE_ENVELOPE)
-            page = engine.list_memories(
-                limit, cursor, filters, namespace=namespace, scope=scope, measure=measure, page_limit=room
-            )
+            request = ListRequest(limit=limit, cursor=cursor, filters=filters, namespace=namespace)
+            page = list_page(engine, scope, request, measure=measure, page_limit=room)
             memories = [entries[m.id] for m in page.memories]
             data: dict[str, Any] = {
                 "memories": memories,

@@ -33,6 +33,8 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import Message, Receive
 
 from ..operations.filters import FilterRequest, day_after
+from ..operations.read import ListRequest, SearchRequest, list_page
+from ..operations.read import search as search_memories
 from ..operations.transfer import ExportRequest, PreparedImport, export_memories_to, prepare_import
 from ..operations.vocabulary import MEMORY_TYPES, PRIVACY
 from ..operations.write import UpdateRequest, update
@@ -41,7 +43,6 @@ from .imports import FORMATS, ImportJobs, import_request
 
 if TYPE_CHECKING:
     from mcp_memory_core.engine import MemoryEngine
-    from mcp_memory_core.filters import Filters
     from mcp_memory_core.scope import Scope
 
     from ..runtime.http_security import HttpSecurity
@@ -260,10 +261,13 @@ class UiApp:
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
             from ..operations.serialize import memory_to_dict
 
-            filters = _filters(chosen)
-            page = engine.list_memories(
-                PAGE_SIZE, cursor, filters, namespace=_namespace(chosen["namespace"]), scope=scope
+            listing = ListRequest(
+                limit=PAGE_SIZE,
+                cursor=cursor,
+                filters=_filters(chosen),
+                namespace=_namespace(chosen["namespace"]),
             )
+            page = list_page(engine, scope, listing)
             now = engine.clock()
             return {
                 "memories": [memory_to_dict(m, engine.ttl, now) for m in page.memories],
@@ -307,9 +311,13 @@ class UiApp:
             }
             if not text:
                 return found
-            results = engine.search(
-                text, SEARCH_LIMIT, _filters(chosen), namespace=_namespace(chosen["namespace"]), scope=scope
+            asked = SearchRequest(
+                query=text,
+                limit=SEARCH_LIMIT,
+                filters=_filters(chosen),
+                namespace=_namespace(chosen["namespace"]),
             )
+            results = search_memories(engine, scope, asked)
             now = engine.clock()
             found["hits"] = [
                 {
@@ -566,8 +574,8 @@ def _namespace(value: str) -> str | None:
     return value or None
 
 
-def _filters(chosen: dict[str, str]) -> Filters:
-    """The engine's Filters from the form: a date range is whole days (``to`` includes its day)."""
+def _filters(chosen: dict[str, str]) -> FilterRequest:
+    """The filters of the form: a date range is whole days (``to`` includes its day)."""
     before = chosen["created_before"]
     return FilterRequest(
         types=[chosen["type"]] if chosen["type"] else None,
@@ -575,7 +583,7 @@ def _filters(chosen: dict[str, str]) -> Filters:
         created_after=chosen["created_after"] or None,
         created_before=day_after(before) if before else None,
         pinned={"yes": True, "no": False}.get(chosen["pinned"]),
-    ).parse()
+    )
 
 
 def _store_bytes(location: str) -> int | None:
