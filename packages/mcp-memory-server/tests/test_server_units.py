@@ -158,6 +158,18 @@ def test_tool_limit_descriptions_mirror_the_engine() -> None:
     assert params.MAX_LIST_LIMIT == engine.MAX_LIST_LIMIT
 
 
+def test_the_surfaces_words_mirror_the_cores_enumerations() -> None:
+    from typing import get_args
+
+    from mcp_memory_core.models import MemoryType, PrivacyScope
+    from mcp_memory_core.transfer import Format
+    from mcp_memory_server.operations import vocabulary
+
+    assert tuple(MemoryType) == vocabulary.MEMORY_TYPES
+    assert tuple(PrivacyScope) == vocabulary.PRIVACY
+    assert get_args(Format) == vocabulary.IMPORT_FORMATS
+
+
 def test_the_serve_command_reaches_the_event_loop_without_importing_the_core() -> None:
     """What runs before the stdio loop starts (and so before ``initialize`` can be answered) stays light."""
     script = textwrap.dedent(

@@ -80,14 +80,14 @@ def test_form_filters_become_engine_filters_with_whole_days():
         "created_before": "2026-01-31",
         "pinned": "yes",
     }
-    filters = routes._filters(values)
+    filters = routes._filters(values).parse()
     assert {str(t) for t in filters.types} == {"episodic"}
     assert filters.tags == ("tea", "drinks") and filters.pinned is True
     assert filters.created_after.isoformat().startswith("2026-01-01")
     assert filters.created_before.isoformat().startswith("2026-02-01")  # the 31st included
-    assert routes._filters({**values, "pinned": "", "type": "", "tags": ""}).pinned is None
+    assert routes._filters({**values, "pinned": "", "type": "", "tags": ""}).parse().pinned is None
     with pytest.raises(InvalidInputError):
-        routes._filters({**values, "type": "nonsense"})
+        routes._filters({**values, "type": "nonsense"}).parse()
 
 
 def test_the_package_ships_its_templates_and_static_files():
@@ -104,8 +104,9 @@ def test_an_import_job_lists_the_memories_refused_for_a_nul_character(settings, 
     one), on its page and in the status its script polls."""
     import json
 
+    from mcp_memory_server.operations.transfer import ImportRequest, prepare_import
     from mcp_memory_server.runtime.service import MemoryService
-    from mcp_memory_server.web.imports import ImportJob, ImportJobs, prepare_import
+    from mcp_memory_server.web.imports import ImportJob, ImportJobs
 
     base = {"created_at": "2026-01-01T00:00:00+00:00", "updated_at": "2026-01-01T00:00:00+00:00"}
     records = [
@@ -118,9 +119,9 @@ def test_an_import_job_lists_the_memories_refused_for_a_nul_character(settings, 
     service = MemoryService(settings)
     try:
         engine = service.engine()
-        prepared = prepare_import(engine, engine.default_scope, path, "auto", None, False)
+        prepared = prepare_import(engine, engine.default_scope, ImportRequest(path=path))
         job = ImportJob(id="j1", owner="local", filename="export.jsonl", format="mcp-memory", total=2)
-        ImportJobs(service)._run(job, prepared, engine.default_scope)  # the job's thread, run here
+        ImportJobs(service)._run(job, prepared)  # the job's thread, run here
     finally:
         service.close()
     reason = "content contains a NUL character (U+0000), which mcp-memory does not store; remove it."

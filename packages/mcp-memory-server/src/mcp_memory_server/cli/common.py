@@ -22,6 +22,10 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
+from ..operations.errors import EXIT_ERROR as EXIT_ERROR
+from ..operations.errors import EXIT_USAGE as EXIT_USAGE
+from ..operations.errors import rule_for
+
 if TYPE_CHECKING:
     from mcp_memory_core.engine import MemoryEngine
     from mcp_memory_core.scope import Scope
@@ -30,8 +34,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-EXIT_ERROR = 1
-EXIT_USAGE = 2  # click's own status for a usage error (click.UsageError.exit_code)
+# Each error's status is in the one table of every surface (operations.errors).
 EXIT_CONFIG = EXIT_USAGE  # an invalid setting is a wrong command line too: fix it, run again
 DEBUG_ENV = "MCP_MEMORY_DEBUG"  # set: an unexpected error shows its traceback
 
@@ -42,13 +45,10 @@ def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
 
 
 def load_settings() -> Settings:
-    from ..runtime.config import ConfigurationError
     from ..runtime.config import load_settings as read
 
-    try:
+    with expected_errors():  # an invalid setting exits with EXIT_USAGE
         return read()
-    except ConfigurationError as exc:
-        fail(str(exc), EXIT_CONFIG)
 
 
 @contextmanager
@@ -61,13 +61,10 @@ def expected_errors() -> Iterator[None]:
     try:
         yield
     except Exception as exc:
-        from mcp_memory_core.errors import MemoryNotFoundError, MemoryServerError
-
-        if isinstance(exc, MemoryNotFoundError):  # the engine's words name the MCP tools
-            fail(f"No memory with id {exc.memory_id!r}: `mcp-memory list` and `mcp-memory search` show ids.")
-        if isinstance(exc, MemoryServerError):
-            fail(str(exc))
-        raise
+        rule = rule_for(exc)
+        if rule is None:
+            raise
+        fail(rule.command_message(exc), rule.exit_code)
 
 
 def with_engine(fn: Callable[[MemoryEngine], T], *, create: bool = True) -> T:
@@ -118,8 +115,6 @@ def limit_option(default: int, high: int, what: str) -> Callable[[Callable[..., 
         help=f"{what} (1-{high}).",
     )
 
-
-MEMORY_TYPES = ("working", "episodic", "semantic", "procedural")  # the --type choices
 
 READ_NAMESPACE_HELP = (
     "Read this namespace only ('*': every namespace you may read); default: the current project and 'user'."

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..operations.read import ListRequest, SearchRequest, list_page
+from ..operations.read import search as search_memories
 from .common import (
     READ_NAMESPACE_HELP,
     emit_json,
@@ -31,10 +33,9 @@ def list_command(limit: int, cursor: str | None, namespace: str | None, as_json:
     from ..operations.serialize import page_to_dict
     from .display import stdout_is_terminal, table
 
+    request = ListRequest(limit=limit, cursor=cursor, namespace=namespace)
     page = with_engine(
-        lambda engine: page_to_dict(
-            engine.list_memories(limit, cursor, namespace=namespace, scope=local_scope(engine))
-        ),
+        lambda engine: page_to_dict(list_page(engine, local_scope(engine), request)),
         create=False,
     )
     if as_json:
@@ -71,7 +72,8 @@ def search(query: str, limit: int, namespace: str | None, as_json: bool) -> None
     from .display import stdout_is_terminal, table
 
     def do(engine: MemoryEngine) -> tuple[list[dict[str, Any]], list[str]]:
-        found = engine.search(query, limit, namespace=namespace, scope=local_scope(engine))
+        request = SearchRequest(query=query, limit=limit, namespace=namespace)
+        found = search_memories(engine, local_scope(engine), request)
         return [hit_to_dict(h) for h in found.hits], found.warnings
 
     results, warnings = with_engine(do, create=False)

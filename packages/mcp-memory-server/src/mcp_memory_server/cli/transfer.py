@@ -7,19 +7,41 @@ import os
 import sys
 from collections.abc import Callable
 from contextlib import suppress
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from .common import EXIT_CONFIG, MEMORY_TYPES, emit_json, expected_errors, fail, local_scope, with_engine
+from ..operations.transfer import (
+    MAX_BATCH_SIZE,
+    ExportRequest,
+    ExportResult,
+    ImportOption,
+    ImportOptionError,
+    ImportRequest,
+    export_memories_to,
+    import_format,
+    prepare_import,
+    write_import,
+)
+from ..operations.vocabulary import AUTO, IMPORT_FORMATS, MEMORY_TYPES
+from .common import EXIT_CONFIG, emit_json, expected_errors, fail, local_scope, with_engine
 
 if TYPE_CHECKING:
     from mcp_memory_core.engine import MemoryEngine
 
 
-IMPORT_FORMATS = ("mcp-memory", "chatgpt", "mcp-knowledge-graph")
+# An option the file's format does not take, in the command line's words.
+_BOTH = (
+    "--namespace and --type apply to chatgpt and mcp-knowledge-graph imports; an mcp-memory "
+    "export keeps each memory's namespace and type (export with --namespace to select one)."
+)
+IMPORT_OPTION_WORDS: dict[ImportOption, str] = {
+    "namespace": _BOTH,
+    "type": _BOTH,
+    "include_assistant": "--include-assistant applies to chatgpt imports only.",
+}
 
 
 def _export_time() -> datetime | None:
@@ -73,47 +95,42 @@ def export_command(
         raise click.UsageError("--namespace and --all-namespaces exclude each other.")
     if as_json and output == "-":
         raise click.UsageError("--json needs -o FILE: without it, stdout carries the export itself.")
-    now = _export_time()
+    request = ExportRequest(
+        namespace=namespace, all_namespaces=all_namespaces, vectors=with_vectors, exported_at=_export_time()
+    )
 
-    def run(engine: MemoryEngine) -> tuple[int, str | None]:
-        from mcp_memory_core.transfer import export_memories
-        from mcp_memory_core.validation import validate_namespace
-
+    def run(engine: MemoryEngine) -> ExportResult:
         from .display import progress, stderr_is_terminal
 
-        ns = (
-            None if all_namespaces else validate_namespace(namespace or local_scope(engine).default_namespace)
-        )
         # Plain progress lines only for a file: exporting to stdout ends with the one summary line.
         quiet = as_json or (output == "-" and not stderr_is_terminal())
         with progress("Exporting", quiet=quiet) as report:
             if output == "-":
                 buffer = io.StringIO()
-                count = export_memories(
-                    engine,
-                    buffer,
-                    namespace=ns,
-                    now=now,
-                    vectors=with_vectors,
-                    scope=local_scope(engine),
-                    progress=report,
-                )
+                result = export_memories_to(engine, local_scope(engine), request, buffer, report)
                 try:
                     sys.stdout.flush()
                     sys.stdout.buffer.write(buffer.getvalue().encode("utf-8"))  # UTF-8 whatever the locale
                     sys.stdout.buffer.flush()
                 except OSError as exc:  # a full disk behind a redirection, a closed pipe
                     fail(f"cannot write the export to stdout: {exc.strerror or exc}.")
-                return count, ns
-            return _export_to_file(engine, Path(output), ns, now, with_vectors, report), ns
+                return result
+            return _export_to_file(engine, Path(output), request, report)
 
-    count, ns = with_engine(run, create=False)
+    result = with_engine(run, create=False)
     if as_json:
-        emit_json({"exported": count, "namespace": ns, "output": output, "vectors": with_vectors})
+        emit_json(
+            {
+                "exported": result.exported,
+                "namespace": result.namespace,
+                "output": output,
+                "vectors": with_vectors,
+            }
+        )
         return
-    where = "all namespaces" if ns is None else f"namespace {ns!r}"
+    where = "all namespaces" if result.namespace is None else f"namespace {result.namespace!r}"
     target = "stdout" if output == "-" else output
-    click.echo(f"Exported {count} memories ({where}) to {target}.", err=True)
+    click.echo(f"Exported {result.exported} memories ({where}) to {target}.", err=True)
 
 
 def _export_target(path: Path) -> Path:
@@ -144,16 +161,9 @@ def _export_target(path: Path) -> Path:
 
 
 def _export_to_file(
-    engine: MemoryEngine,
-    path: Path,
-    namespace: str | None,
-    now: datetime | None,
-    vectors: bool,
-    report: Callable[[int, int], None],
-) -> int:
+    engine: MemoryEngine, path: Path, request: ExportRequest, report: Callable[[int, int], None]
+) -> ExportResult:
     import tempfile
-
-    from mcp_memory_core.transfer import export_memories
 
     path = _export_target(path)
     try:
@@ -163,15 +173,7 @@ def _export_to_file(
         fail(f"cannot write {path}: {exc.strerror or exc}")
     try:
         with open(fd, "w", encoding="utf-8", newline="\n") as handle:
-            count = export_memories(
-                engine,
-                handle,
-                namespace=namespace,
-                now=now,
-                vectors=vectors,
-                scope=local_scope(engine),
-                progress=report,
-            )
+            result = export_memories_to(engine, local_scope(engine), request, handle, report)
         os.replace(tmp, path)
     except BaseException as exc:
         with suppress(OSError):
@@ -179,15 +181,7 @@ def _export_to_file(
         if isinstance(exc, OSError):  # a full disk, a quota, an I/O error: the target is untouched
             fail(f"cannot write {path}: {exc.strerror or exc}; nothing was exported (the file is unchanged).")
         raise
-    return count
-
-
-def _lifetime(value: timedelta) -> str:
-    seconds = int(value.total_seconds())
-    for unit, size in (("d", 86_400), ("h", 3600), ("m", 60)):
-        if seconds % size == 0:
-            return f"{seconds // size}{unit}"
-    return f"{seconds}s"
+    return result
 
 
 @click.command("import")
@@ -195,8 +189,8 @@ def _lifetime(value: timedelta) -> str:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["auto", *IMPORT_FORMATS]),
-    default="auto",
+    type=click.Choice([AUTO, *IMPORT_FORMATS]),
+    default=AUTO,
     show_default=True,
     help="mcp-memory (an export), chatgpt (conversations.json or the export .zip), mcp-knowledge-graph "
     "(memory.jsonl of @modelcontextprotocol/server-memory); auto guesses from the content.",
@@ -215,7 +209,12 @@ def _lifetime(value: timedelta) -> str:
     help="Memory type for chatgpt and knowledge-graph imports (default semantic: kept until deleted).",
 )
 @click.option("--include-assistant", is_flag=True, help="chatgpt: also import the assistant's replies.")
-@click.option("--batch-size", type=click.IntRange(1, 10_000), default=64, show_default=True)
+@click.option(
+    "--batch-size",
+    type=click.IntRange(1, MAX_BATCH_SIZE),
+    default=ImportRequest.model_fields["batch_size"].default,
+    show_default=True,
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def import_command(
     file: Path,
@@ -233,73 +232,29 @@ def import_command(
     few seconds otherwise, none with --json). An export made with --vectors by the same embedding
     model is not embedded again: its vectors are reused.
     """
-    with expected_errors():
-        from mcp_memory_core.transfer import detect_format
-
-        chosen = detect_format(file) if fmt == "auto" else fmt
-    if chosen == "mcp-memory" and (namespace or memory_type):
-        raise click.UsageError(
-            "--namespace and --type apply to chatgpt and mcp-knowledge-graph imports; an mcp-memory "
-            "export keeps each memory's namespace and type (export with --namespace to select one)."
-        )
-    if include_assistant and chosen != "chatgpt":
-        raise click.UsageError("--include-assistant applies to chatgpt imports only.")
+    request = ImportRequest(
+        path=file,
+        format=fmt,  # type: ignore[arg-type]  # one of the click.Choice
+        namespace=namespace,
+        memory_type=memory_type,  # type: ignore[arg-type]  # one of MEMORY_TYPES (click.Choice)
+        include_assistant=include_assistant,
+        batch_size=batch_size,
+    )
+    with expected_errors():  # the format read and the options checked before the engine is built
+        try:
+            request = request.model_copy(update={"format": import_format(request)})
+        except ImportOptionError as exc:
+            raise click.UsageError(IMPORT_OPTION_WORDS[exc.option]) from None
 
     def run(engine: MemoryEngine) -> dict[str, Any]:
-        from mcp_memory_core.errors import InvalidInputError
-        from mcp_memory_core.models import MemoryType
-        from mcp_memory_core.transfer import check_records, import_records, read_memories, refused_records
-        from mcp_memory_core.validation import validate_namespace
-
         from .display import progress
 
-        scope = local_scope(engine)
-        target = validate_namespace(namespace) if namespace else scope.default_namespace
-        now = engine.clock()
         try:
-            memories = read_memories(
-                file,
-                chosen,  # type: ignore[arg-type]  # one of IMPORT_FORMATS (click.Choice)
-                namespace=target,
-                now=now,
-                include_assistant=include_assistant,
-                memory_type=MemoryType(memory_type) if memory_type else None,
-                owner=scope.principal,
-                limits=engine.limits,
-            )
+            prepared = prepare_import(engine, local_scope(engine), request)
         except OSError as exc:
             fail(f"cannot read {file}: {exc.strerror or exc}")
-        if chosen != "mcp-memory":
-            expired = [m for m in memories if engine.ttl.is_expired(m, now)]
-            if expired:
-                kind = MemoryType(expired[0].type)
-                lifetime = engine.ttl.ttl.get(kind)
-                raise InvalidInputError(
-                    f"{len(expired)} of {len(memories)} memories are older than the {kind.value} lifetime "
-                    f"({_lifetime(lifetime) if lifetime else '?'}) and would expire at once. Import them "
-                    f"with --type semantic (kept until deleted), or set MCP_MEMORY_TTL_{kind.value.upper()}"
-                    "=never (or a longer lifetime) for every mcp-memory process."
-                )
-        check_records(engine, memories, scope=scope)  # a refused memory is reported before the progress
-        done = [0]
         with progress("Importing", quiet=as_json) as report:
-            report(0, len(memories))
-
-            def advance(count: int) -> None:
-                done[0] += count
-                report(done[0], len(memories))
-
-            outcome = import_records(engine, memories, batch_size=batch_size, on_batch=advance, scope=scope)
-        return {
-            "imported": outcome.inserted,
-            "skipped": outcome.skipped,
-            "repaired": outcome.repaired,
-            "vectors_reused": outcome.reused,
-            "refused": refused_records(memories, outcome),
-            "format": chosen,
-            "namespace": None if chosen == "mcp-memory" else target,
-            "file": str(file),
-        }
+            return write_import(engine, prepared, report).model_dump(mode="json")
 
     summary = with_engine(run)
     if as_json:

@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .common import EXIT_USAGE, MEMORY_TYPES, emit_json, fail, local_scope, one_line, with_engine
+from ..operations.vocabulary import MEMORY_TYPES
+from ..operations.write import StoreRequest, UpdateRequest, store, update
+from .common import EXIT_USAGE, emit_json, fail, local_scope, one_line, with_engine
 
 if TYPE_CHECKING:
     from mcp_memory_core.engine import MemoryEngine
@@ -128,26 +130,16 @@ def add_command(
     """Store a new memory: CONTENT, or - to read it from stdin. Says whether it was stored, was a
     duplicate of a memory already stored (nothing written) or superseded one, and lists similar
     memories you may want to update instead."""
-    from ..operations.serialize import store_receipt
-
-    text = _content(content)
-    level = _importance(importance)
-    labels = _tags(tags)
-
-    def run(engine: MemoryEngine) -> dict[str, Any]:
-        outcome = engine.store_memory(
-            text,
-            type=memory_type,
-            tags=labels,
-            importance=level,
-            pinned=pinned,
-            namespace=namespace,
-            occurred_at=occurred_at,
-            scope=local_scope(engine),
-        )
-        return store_receipt(outcome)
-
-    receipt = with_engine(run)
+    request = StoreRequest(
+        content=_content(content),
+        type=memory_type,
+        tags=_tags(tags),
+        importance=_importance(importance),
+        pinned=pinned,
+        namespace=namespace,
+        occurred_at=occurred_at,
+    )
+    receipt = with_engine(lambda engine: store(engine, local_scope(engine), request))
     if as_json:
         emit_json(receipt)
         return
@@ -179,23 +171,17 @@ def update_command(
     """Replace memory ID with a new version saying CONTENT (- reads it from stdin). The old version
     stays in its history and a search with its wording finds the new one. Only the current version
     can be updated; --type, --tags and --importance replace the old values, left out they are kept."""
-    from ..operations.serialize import update_receipt
-
-    text = _content(content)
-    level = _importance(importance)
-    labels = _tags(tags)
+    request = UpdateRequest(
+        id=memory_id,
+        content=_content(content),
+        type=memory_type,
+        tags=_tags(tags),
+        importance=_importance(importance),
+        occurred_at=occurred_at,
+    )
 
     def run(engine: MemoryEngine) -> dict[str, Any]:
-        outcome = engine.update_memory(
-            memory_id,
-            text,
-            type=memory_type,
-            tags=labels,
-            importance=level,
-            occurred_at=occurred_at,
-            scope=local_scope(engine),
-        )
-        return update_receipt(outcome)
+        return update(engine, local_scope(engine), request)
 
     receipt = with_engine(run)
     if as_json:

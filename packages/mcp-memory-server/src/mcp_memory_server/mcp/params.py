@@ -7,9 +7,11 @@ core is imported by the warm-up thread, after the handshake, so nothing here may
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import Field
+
+from ..operations.vocabulary import MemoryTypeName, PrivacyName, TagsMatchName
 
 MAX_SEARCH_LIMIT = 100
 MAX_LIST_LIMIT = 1000
@@ -52,7 +54,7 @@ ReadNamespaceArg = Annotated[
     ),
 ]
 PrivacyArg = Annotated[
-    Literal["private", "team", "public"] | None,
+    PrivacyName | None,
     Field(
         description=(
             "Who else may read it: private (only you: the default), team (members of your teams), "
@@ -60,7 +62,6 @@ PrivacyArg = Annotated[
         )
     ),
 ]
-MemoryTypeName = Literal["working", "episodic", "semantic", "procedural"]
 TypeArg = Annotated[
     MemoryTypeName | None,
     Field(
@@ -79,7 +80,7 @@ ImportanceArg = Annotated[
 FilterTypes = Annotated[list[MemoryTypeName] | None, Field(description="Only memories of these types.")]
 FilterTags = Annotated[list[str] | None, Field(description="Only memories with these tags (see tags_match).")]
 TagsMatch = Annotated[
-    Literal["any", "all"], Field(description="any: at least one of the tags; all: every one of them.")
+    TagsMatchName, Field(description="any: at least one of the tags; all: every one of them.")
 ]
 CreatedAfter = Annotated[
     str | None, Field(description="Only memories created at or after this ISO 8601 date/time.")

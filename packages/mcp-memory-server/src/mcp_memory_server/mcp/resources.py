@@ -10,6 +10,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS
 
+from ..operations.errors import rule_for
 from ..operations.serialize import view_to_dict
 from .params import MAX_TOKEN_BUDGET
 from .toolbox import current_access_token
@@ -37,13 +38,11 @@ def add_memory_resource(mcp: MCPServer[Any], service: MemoryService) -> None:
                 current_access_token(),
             )
         except Exception as exc:
-            from mcp_memory_core.errors import MemoryNotFoundError, MemoryServerError
-
-            if isinstance(exc, MemoryNotFoundError):
-                raise ResourceNotFoundError(str(exc)) from exc
-            if isinstance(exc, MemoryServerError):
-                raise ResourceError(str(exc)) from exc
-            raise
+            rule = rule_for(exc)
+            if rule is None:
+                raise
+            refused = ResourceNotFoundError if rule.mcp_code == INVALID_PARAMS else ResourceError
+            raise refused(rule.mcp_message(exc)) from exc
 
         return json.dumps(data, ensure_ascii=False)
 
@@ -87,9 +86,8 @@ def add_memory_injection(mcp: MCPServer[Any], service: MemoryService) -> None:
                 current_access_token(),
             )
         except Exception as exc:
-            from mcp_memory_core.errors import MemoryServerError
-
-            if isinstance(exc, MemoryServerError):
-                raise MCPError(code=INVALID_PARAMS, message=str(exc)) from exc
-            raise
+            rule = rule_for(exc)
+            if rule is None:
+                raise
+            raise MCPError(code=rule.mcp_code, message=rule.mcp_message(exc)) from exc
         return recall.prompt

@@ -23,6 +23,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
+from ..operations.errors import rule_for
 from .arguments import strict_tool
 from .budget import estimate_tokens, to_json
 
@@ -89,13 +90,6 @@ def current_access_token() -> Any:
     return get_access_token()
 
 
-def parse_filters(**given: Any) -> Any:
-    """The filters of search_memories and list_memories (the core is imported here, once warm)."""
-    from mcp_memory_core.filters import Filters
-
-    return Filters.parse(**given)
-
-
 class ToolBox:
     """The tools of one server: registered with :meth:`tool`, run with :meth:`run`, listed in
     :attr:`tools` for the ``MCPServer`` built from them."""
@@ -110,14 +104,12 @@ class ToolBox:
         try:
             return await self.service.call_scoped(fn, current_access_token())
         except Exception as exc:
-            from mcp_memory_core.errors import DATABASE_UNAVAILABLE, MemoryServerError, UnavailableError
-
-            if isinstance(exc, UnavailableError):  # the database down or restarting: say so first
+            rule = rule_for(exc)
+            if rule is None:
+                raise
+            if rule.http_status == 503:  # the database down or restarting: worth a line in the log
                 log.warning("A tool call failed: %s", exc)
-                raise ToolError(f"{DATABASE_UNAVAILABLE} {exc}") from exc
-            if isinstance(exc, MemoryServerError):
-                raise ToolError(str(exc)) from exc
-            raise
+            raise ToolError(rule.mcp_message(exc)) from exc
 
     def budget(self) -> int:
         """The result token budget (MCP_MEMORY_MAX_RESULT_TOKENS; see :mod:`.budget`)."""

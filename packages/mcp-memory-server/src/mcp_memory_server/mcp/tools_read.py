@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
+from ..operations.filters import FilterRequest
+from ..operations.read import ListRequest, SearchRequest, list_page, search
 from ..operations.serialize import (
     compact_hit,
     compact_memory,
@@ -32,7 +34,7 @@ from .params import (
     TagsMatch,
     ThreadFilter,
 )
-from .toolbox import READ_ONLY, ToolBox, parse_filters
+from .toolbox import READ_ONLY, ToolBox
 
 if TYPE_CHECKING:
     from mcp_memory_core.engine import MemoryEngine
@@ -85,7 +87,7 @@ def add_search_memories(box: ToolBox) -> None:
         """
 
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
-            filters = parse_filters(
+            filters = FilterRequest(
                 types=types,
                 tags=tags,
                 tags_match=tags_match,
@@ -96,7 +98,8 @@ def add_search_memories(box: ToolBox) -> None:
                 thread=thread,
                 metadata=metadata,
             )
-            found = engine.search(query, limit, filters, namespace=namespace, scope=scope)
+            request = SearchRequest(query=query, limit=limit, filters=filters, namespace=namespace)
+            found = search(engine, scope, request)
             now = engine.clock()
             results = [
                 hit_to_dict(hit, explain=explain, ttl=engine.ttl, now=now)
@@ -194,7 +197,7 @@ def add_list_memories(box: ToolBox) -> None:
         """
 
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
-            filters = parse_filters(
+            filters = FilterRequest(
                 types=types,
                 tags=tags,
                 tags_match=tags_match,
@@ -215,9 +218,8 @@ def add_list_memories(box: ToolBox) -> None:
                 return json_bytes(entry) + 2
 
             room = budget_bytes(tokens) - json_bytes(PAGE_ENVELOPE)
-            page = engine.list_memories(
-                limit, cursor, filters, namespace=namespace, scope=scope, measure=measure, page_limit=room
-            )
+            request = ListRequest(limit=limit, cursor=cursor, filters=filters, namespace=namespace)
+            page = list_page(engine, scope, request, measure=measure, page_limit=room)
             memories = [entries[m.id] for m in page.memories]
             data: dict[str, Any] = {
                 "memories": memories,

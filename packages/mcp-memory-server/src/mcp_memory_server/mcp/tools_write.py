@@ -12,9 +12,8 @@ from pydantic import Field
 from ..operations.serialize import (
     delete_receipt,
     pin_receipt,
-    store_receipt,
-    update_receipt,
 )
+from ..operations.write import StoreRequest, UpdateRequest, store, update
 from .budget import fit_entries, listing
 from .params import (
     Content,
@@ -68,9 +67,9 @@ def add_store_memory(box: ToolBox) -> None:
             from mcp_memory_core.turns import session_thread_id
 
             default_thread = session_thread_id(session) if session is not None else None
-            outcome = engine.store_memory(
-                content,
-                metadata,
+            request = StoreRequest(
+                content=content,
+                metadata=metadata,
                 type=type,
                 tags=tags,
                 importance=importance,
@@ -79,9 +78,8 @@ def add_store_memory(box: ToolBox) -> None:
                 privacy_scope=privacy_scope,
                 occurred_at=occurred_at,
                 thread=thread if thread is not None else default_thread,
-                scope=scope,
             )
-            receipt = store_receipt(outcome)
+            receipt = store(engine, scope, request)
             build = listing(
                 receipt,
                 "similar",
@@ -115,18 +113,17 @@ def add_update_memory(box: ToolBox) -> None:
         """
 
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
-            outcome = engine.update_memory(
-                id,
-                content,
-                metadata,
+            request = UpdateRequest(
+                id=id,
+                content=content,
+                metadata=metadata,
                 type=type,
                 tags=tags,
                 importance=importance,
                 privacy_scope=privacy_scope,
                 occurred_at=occurred_at,
-                scope=scope,
             )
-            return update_receipt(outcome)
+            return update(engine, scope, request)
 
         return await box.run(do)
 

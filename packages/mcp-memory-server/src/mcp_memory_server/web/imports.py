@@ -1,9 +1,10 @@
-"""Imports started from the web UI: the CLI's reader and writer (``mcp_memory_core.transfer``), run
-in a background thread whose progress the page polls.
+"""Imports started from the web UI: the import operation the CLI runs (:mod:`..operations.transfer`),
+written in a background thread whose progress the page polls.
 
-The uploaded file is read and checked in the request (``read_memories`` + ``check_records``, with the
-request's Scope: a refused record is an error page and nothing is written); only then does a job
-write it in batches (``import_records``, the same Scope), counting what it has done. A job belongs
+The upload form becomes an ``ImportRequest``; the file is read and checked in the request
+(``prepare_import``, with the request's Scope: a refused file is an error page and nothing is
+written); only then does a job write it in batches (``write_import``, the same Scope), counting what
+it has done. A job belongs
 to the user who started it: anyone else asking for it gets a missing page.
 """
 
@@ -16,15 +17,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..operations.transfer import ImportRequest, PreparedImport, write_import
+from ..operations.vocabulary import AUTO, IMPORT_FORMATS, MEMORY_TYPES
+
 if TYPE_CHECKING:
-    from mcp_memory_core.engine import MemoryEngine
-    from mcp_memory_core.scope import Scope
+    from collections.abc import Mapping
 
     from ..runtime.service import MemoryService
 
 log = logging.getLogger(__name__)
 
-FORMATS = ("auto", "mcp-memory", "chatgpt", "mcp-knowledge-graph")
+FORMATS = (AUTO, *IMPORT_FORMATS)
 MAX_JOBS = 100  # finished jobs kept for their pages; the oldest finished one goes first
 
 
@@ -41,9 +44,10 @@ class ImportJob:
     error: str | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def advance(self, count: int) -> None:
+    def report(self, done: int, total: int) -> None:
+        """The writer's progress: ``done`` of ``total`` memories written."""
         with self._lock:
-            self.done = min(self.total, self.done + count)
+            self.done = min(self.total, done)
 
     def status(self) -> dict[str, Any]:
         with self._lock:
@@ -59,45 +63,25 @@ class ImportJob:
             }
 
 
-@dataclass(frozen=True)
-class PreparedImport:
-    """A file read and checked, ready to write: its memories (an ``ImportFile``) and format."""
-
-    memories: Any
-    format: str
-    namespace: str | None
-
-
-def prepare_import(
-    engine: MemoryEngine,
-    scope: Scope,
-    path: Path,
-    fmt: str,
-    namespace: str | None,
-    include_assistant: bool,
-) -> PreparedImport:
-    """Read and validate the whole file as ``mcp-memory import`` does, owned by the scope's user,
-    and let the engine refuse what it would refuse (before anything is written)."""
+def import_request(path: Path, form: Mapping[str, Any]) -> ImportRequest:
+    """The import form as an :class:`ImportRequest` for the uploaded file at ``path``."""
     from mcp_memory_core.errors import InvalidInputError
-    from mcp_memory_core.transfer import check_records, detect_format, read_memories
 
-    chosen = detect_format(path) if fmt == "auto" else fmt
-    if chosen not in FORMATS[1:]:
+    fmt = str(form.get("format", AUTO))
+    if fmt not in FORMATS:
         raise InvalidInputError(f"Unknown import format {fmt!r}; choose one of: {', '.join(FORMATS)}.")
-    if include_assistant and chosen != "chatgpt":
-        raise InvalidInputError("'Include the assistant's replies' applies to ChatGPT exports only.")
-    target = scope.write_namespace(namespace or None)
-    memories = read_memories(
-        path,
-        chosen,  # type: ignore[arg-type]  # checked against FORMATS above
-        namespace=target,
-        now=engine.clock(),
-        include_assistant=include_assistant,
-        owner=scope.principal,
-        limits=engine.limits,
+    memory_type = str(form.get("type", "")).strip() or None
+    if memory_type is not None and memory_type not in MEMORY_TYPES:
+        raise InvalidInputError(
+            f"Unknown memory type {memory_type!r}; choose one of: {', '.join(MEMORY_TYPES)}."
+        )
+    return ImportRequest(
+        path=path,
+        format=fmt,  # type: ignore[arg-type]  # checked against FORMATS above
+        namespace=str(form.get("namespace", "")).strip() or None,
+        memory_type=memory_type,  # type: ignore[arg-type]  # checked against MEMORY_TYPES above
+        include_assistant=form.get("include_assistant") == "on",
     )
-    check_records(engine, memories, scope=scope)
-    return PreparedImport(memories, chosen, None if chosen == "mcp-memory" else target)
 
 
 class ImportJobs:
@@ -108,10 +92,10 @@ class ImportJobs:
         self._jobs: dict[str, ImportJob] = {}
         self._lock = threading.Lock()
 
-    def start(self, prepared: PreparedImport, scope: Scope, filename: str) -> ImportJob:
+    def start(self, prepared: PreparedImport, filename: str) -> ImportJob:
         job = ImportJob(
             id=secrets.token_urlsafe(12),
-            owner=scope.principal,
+            owner=prepared.scope.principal,
             filename=filename,
             format=prepared.format,
             total=len(prepared.memories),
@@ -122,7 +106,7 @@ class ImportJobs:
                 del self._jobs[finished.pop(0).id]
             self._jobs[job.id] = job
         threading.Thread(
-            target=self._run, args=(job, prepared, scope), name=f"mcp-memory-import-{job.id}", daemon=True
+            target=self._run, args=(job, prepared), name=f"mcp-memory-import-{job.id}", daemon=True
         ).start()
         return job
 
@@ -132,19 +116,17 @@ class ImportJobs:
             job = self._jobs.get(job_id)
         return job if job is not None and job.owner == principal else None
 
-    def _run(self, job: ImportJob, prepared: PreparedImport, scope: Scope) -> None:
-        from mcp_memory_core.errors import MemoryServerError
-        from mcp_memory_core.transfer import import_records, refused_records
+    def _run(self, job: ImportJob, prepared: PreparedImport) -> None:
+        from ..operations.errors import rule_for
 
         try:
-            outcome = self.service.call_sync(
-                lambda engine: import_records(engine, prepared.memories, on_batch=job.advance, scope=scope)
-            )
-        except MemoryServerError as exc:
-            with job._lock:
-                job.state, job.error = "failed", str(exc)
-            return
+            outcome = self.service.call_sync(lambda engine: write_import(engine, prepared, job.report))
         except Exception as exc:
+            rule = rule_for(exc)
+            if rule is not None:
+                with job._lock:
+                    job.state, job.error = "failed", rule.mcp_message(exc)
+                return
             log.exception("Import %s failed", job.id)
             with job._lock:
                 job.state, job.error = "failed", f"The import failed: {type(exc).__name__}: {exc}"
@@ -152,11 +134,5 @@ class ImportJobs:
         with job._lock:
             job.done = job.total
             job.state = "done"
-            job.result = {
-                "imported": outcome.inserted,
-                "skipped": outcome.skipped,
-                "repaired": outcome.repaired,
-                "vectors_reused": outcome.reused,
-                "refused": refused_records(prepared.memories, outcome),
-                "namespace": prepared.namespace,
-            }
+            # what the page shows: not the server's temporary file the upload was kept in
+            job.result = outcome.model_dump(mode="json", exclude={"format", "file"})

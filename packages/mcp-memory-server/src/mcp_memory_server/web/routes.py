@@ -18,7 +18,7 @@ import os
 import tempfile
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlencode
@@ -32,8 +32,14 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import Message, Receive
 
+from ..operations.filters import FilterRequest, day_after
+from ..operations.read import ListRequest, SearchRequest, list_page
+from ..operations.read import search as search_memories
+from ..operations.transfer import ExportRequest, PreparedImport, export_memories_to, prepare_import
+from ..operations.vocabulary import MEMORY_TYPES, PRIVACY
+from ..operations.write import UpdateRequest, update
 from .auth import CSRF_FIELD, CSRF_HEADER, Caller, UiAuth
-from .imports import FORMATS, ImportJobs, prepare_import
+from .imports import FORMATS, ImportJobs, import_request
 
 if TYPE_CHECKING:
     from mcp_memory_core.engine import MemoryEngine
@@ -51,8 +57,6 @@ SEARCH_LIMIT = 20
 MAX_UPLOAD_MB = 256
 MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 1024 * 1024
 MAX_LOGIN_BYTES = 64 * 1024
-MEMORY_TYPES = ("semantic", "episodic", "procedural", "working")
-PRIVACY = ("private", "team", "public")
 STATIC_DIR = Path(__file__).parent / "static"
 # What a redirect may announce on the next page: fixed texts, never text taken from the URL.
 NOTICES = {
@@ -204,29 +208,15 @@ class UiApp:
     async def scoped(self, caller: Caller, fn: Callable[[MemoryEngine, Scope], T]) -> T:
         """``fn(engine, scope)`` off the event loop, the scope built from the caller's token by the
         service, as for every MCP tool call; engine refusals become error pages."""
-        from mcp_memory_core.errors import (
-            InvalidInputError,
-            MemoryNotFoundError,
-            MemoryServerError,
-            MemoryStateError,
-            NotOwnerError,
-            StorageError,
-        )
+        from ..operations.errors import rule_for
 
         try:
             return await self.service.call_scoped(fn, caller.access)
-        except MemoryNotFoundError as exc:
-            raise PageError(404, str(exc)) from exc
-        except NotOwnerError as exc:
-            raise PageError(403, str(exc)) from exc
-        except MemoryStateError as exc:
-            raise PageError(409, str(exc)) from exc
-        except InvalidInputError as exc:
-            raise PageError(400, str(exc)) from exc
-        except StorageError as exc:
-            raise PageError(503, str(exc)) from exc
-        except MemoryServerError as exc:
-            raise PageError(400, str(exc)) from exc
+        except Exception as exc:
+            rule = rule_for(exc)
+            if rule is None:
+                raise
+            raise PageError(rule.http_status, rule.mcp_message(exc)) from exc
 
     # -- login -----------------------------------------------------------------------------------
     async def login(self, request: Request) -> Response:
@@ -271,10 +261,13 @@ class UiApp:
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
             from ..operations.serialize import memory_to_dict
 
-            filters = _filters(chosen)
-            page = engine.list_memories(
-                PAGE_SIZE, cursor, filters, namespace=_namespace(chosen["namespace"]), scope=scope
+            listing = ListRequest(
+                limit=PAGE_SIZE,
+                cursor=cursor,
+                filters=_filters(chosen),
+                namespace=_namespace(chosen["namespace"]),
             )
+            page = list_page(engine, scope, listing)
             now = engine.clock()
             return {
                 "memories": [memory_to_dict(m, engine.ttl, now) for m in page.memories],
@@ -318,9 +311,13 @@ class UiApp:
             }
             if not text:
                 return found
-            results = engine.search(
-                text, SEARCH_LIMIT, _filters(chosen), namespace=_namespace(chosen["namespace"]), scope=scope
+            asked = SearchRequest(
+                query=text,
+                limit=SEARCH_LIMIT,
+                filters=_filters(chosen),
+                namespace=_namespace(chosen["namespace"]),
             )
+            results = search_memories(engine, scope, asked)
             now = engine.clock()
             found["hits"] = [
                 {
@@ -390,17 +387,17 @@ class UiApp:
                 400, f"importance must be a number from 0 to 1; got {raw_importance!r}."
             ) from None
 
+        change = UpdateRequest(
+            id=memory_id,
+            content=content,
+            type=memory_type,
+            tags=tags,
+            importance=importance,
+            privacy_scope=privacy,
+        )
+
         def do(engine: MemoryEngine, scope: Scope) -> str:
-            outcome = engine.update_memory(
-                memory_id,
-                content,
-                type=memory_type,
-                tags=tags,
-                importance=importance,
-                privacy_scope=privacy,
-                scope=scope,
-            )
-            return outcome.memory.id
+            return str(update(engine, scope, change)["id"])
 
         new_id = await self.scoped(caller, do)
         return _back(new_id, "updated")
@@ -426,7 +423,14 @@ class UiApp:
     async def import_form(self, request: Request, caller: Caller) -> Response:
         default = await self.scoped(caller, lambda engine, scope: scope.default_namespace)
         return self.render(
-            request, caller, "import.html", title="Import", nav="import", formats=FORMATS, default=default
+            request,
+            caller,
+            "import.html",
+            title="Import",
+            nav="import",
+            formats=FORMATS,
+            types=MEMORY_TYPES,
+            default=default,
         )
 
     async def import_upload(self, request: Request, caller: Caller) -> Response:
@@ -434,9 +438,6 @@ class UiApp:
         upload = form.get("file")
         if not isinstance(upload, UploadFile) or not upload.filename:
             raise PageError(400, "Choose a file to import.")
-        fmt = str(form.get("format", "auto"))
-        namespace = str(form.get("namespace", "")).strip() or None
-        include_assistant = form.get("include_assistant") == "on"
         filename = Path(upload.filename).name
         suffix = "".join(Path(filename).suffixes[-1:])[:10]
         handle, name = tempfile.mkstemp(prefix="mcp-memory-ui-import-", suffix=suffix)
@@ -446,11 +447,11 @@ class UiApp:
                 while chunk := await upload.read(1 << 20):
                     await anyio.to_thread.run_sync(out.write, chunk)
 
-            def prepare(engine: MemoryEngine, scope: Scope) -> tuple[Any, Scope]:
-                return prepare_import(engine, scope, path, fmt, namespace, include_assistant), scope
+            def prepare(engine: MemoryEngine, scope: Scope) -> PreparedImport:
+                return prepare_import(engine, scope, import_request(path, form))
 
             try:
-                prepared, scope = await self.scoped(caller, prepare)
+                prepared = await self.scoped(caller, prepare)
             except PageError as exc:  # a refusal names the upload, not the server's temporary file
                 raise PageError(exc.status, exc.message.replace(str(path), filename)) from exc
         except OSError as exc:
@@ -459,7 +460,7 @@ class UiApp:
             await upload.close()
             with suppress(OSError):
                 path.unlink()
-        job = self.jobs.start(prepared, scope, filename)
+        job = self.jobs.start(prepared, filename)
         return RedirectResponse(f"{PREFIX}/import/{job.id}", status_code=303)
 
     async def _job(self, request: Request, caller: Caller) -> dict[str, Any]:
@@ -493,11 +494,11 @@ class UiApp:
         namespace = request.query_params.get("namespace", "").strip() or None
         vectors = request.query_params.get("vectors") == "1"
 
-        def do(engine: MemoryEngine, scope: Scope) -> tuple[str, str]:
-            from mcp_memory_core.transfer import export_memories
+        export = ExportRequest(namespace=namespace, all_namespaces=namespace is None, vectors=vectors)
 
+        def do(engine: MemoryEngine, scope: Scope) -> tuple[str, str]:
             buffer = io.StringIO()
-            export_memories(engine, buffer, namespace=namespace, scope=scope, vectors=vectors)
+            export_memories_to(engine, scope, export, buffer)
             return buffer.getvalue(), scope.principal
 
         text, principal = await self.scoped(caller, do)
@@ -573,21 +574,15 @@ def _namespace(value: str) -> str | None:
     return value or None
 
 
-def _filters(chosen: dict[str, str]) -> Any:
-    """The engine's Filters from the form: a date range is whole days (``to`` includes its day)."""
-    from mcp_memory_core.filters import Filters
-
+def _filters(chosen: dict[str, str]) -> FilterRequest:
+    """The filters of the form: a date range is whole days (``to`` includes its day)."""
     before = chosen["created_before"]
-    if before:
-        with suppress(ValueError):
-            before = (date.fromisoformat(before) + timedelta(days=1)).isoformat()
-    pinned = {"yes": True, "no": False}.get(chosen["pinned"])
-    return Filters.parse(
+    return FilterRequest(
         types=[chosen["type"]] if chosen["type"] else None,
         tags=[t.strip() for t in chosen["tags"].split(",") if t.strip()] or None,
         created_after=chosen["created_after"] or None,
-        created_before=before or None,
-        pinned=pinned,
+        created_before=day_after(before) if before else None,
+        pinned={"yes": True, "no": False}.get(chosen["pinned"]),
     )
 
 

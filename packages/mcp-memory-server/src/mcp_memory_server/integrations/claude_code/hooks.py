@@ -200,6 +200,8 @@ def store_decisions_of(payload: dict[str, Any], event: str) -> int:
         found = decision_lines(assistant_texts(_transcript(payload), marked_only=True))
     if not found:
         return 0
+    from ...operations.write import StoreRequest, store
+
     session = payload.get("session_id")
     engine = open_engine(payload, create=True)
     assert engine is not None
@@ -209,8 +211,8 @@ def store_decisions_of(payload: dict[str, Any], event: str) -> int:
             metadata: dict[str, Any] = {"source": "claude-code", "hook": event}
             if isinstance(session, str) and session:
                 metadata["session_id"] = session
-            outcome = engine.store_memory(line, metadata, type="semantic", tags=[kind])
-            stored += outcome.status != "duplicate"
+            request = StoreRequest(content=line, metadata=metadata, type="semantic", tags=[kind])
+            stored += store(engine, engine.default_scope, request)["status"] != "duplicate"
     finally:
         engine.close()
     return stored

@@ -1,0 +1,61 @@
+"""Storing and updating a memory, once for the MCP tools, the CLI and the web UI.
+
+A surface turns its input into a :class:`StoreRequest` or an :class:`UpdateRequest` and renders the
+receipt (:mod:`.serialize`). Values stay loosely typed here on purpose: the engine checks them and
+refuses a bad one in its own words, the same for every surface.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict
+
+from .serialize import store_receipt, update_receipt
+
+if TYPE_CHECKING:
+    from mcp_memory_core.engine import MemoryEngine
+    from mcp_memory_core.scope import Scope
+
+
+class _Fields(BaseModel):
+    """What a store and an update share: left out (None), the engine's default or the old value."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    content: str
+    metadata: dict[str, Any] | None = None
+    type: str | None = None
+    tags: Sequence[str] | None = None
+    importance: float | None = None
+    privacy_scope: str | None = None
+    occurred_at: str | datetime | None = None
+
+
+class StoreRequest(_Fields):
+    """A new memory: in ``namespace`` (default: the scope's own), of conversation ``thread``."""
+
+    pinned: bool = False
+    namespace: str | None = None
+    thread: str | None = None
+
+
+class UpdateRequest(_Fields):
+    """A new version of memory ``id``: its namespace and pin are kept."""
+
+    id: str
+
+
+def store(engine: MemoryEngine, scope: Scope, request: StoreRequest) -> dict[str, Any]:
+    """Store a memory; its receipt (stored / duplicate / superseded, and the similar memories)."""
+    fields = request.model_dump(exclude={"content", "metadata"})
+    return store_receipt(engine.store_memory(request.content, request.metadata, scope=scope, **fields))
+
+
+def update(engine: MemoryEngine, scope: Scope, request: UpdateRequest) -> dict[str, Any]:
+    """Replace a memory with a new version; its receipt (the new id and the superseded one)."""
+    fields = request.model_dump(exclude={"id", "content", "metadata"})
+    outcome = engine.update_memory(request.id, request.content, request.metadata, scope=scope, **fields)
+    return update_receipt(outcome)
