@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .models import Candidate, Memory, MemoryFilter, ScoredCandidate
-from .relevance import RelevanceFloor
+from .relevance import Calibrated as Calibrated
 
 Vector = npt.NDArray[np.float32]
 
@@ -329,15 +329,6 @@ class TokenCounting(Protocol):
     """An embedder that counts tokens with its own tokenizer (recall packs to a budget with it)."""
 
     def count_tokens(self, text: str) -> int: ...
-
-
-@runtime_checkable
-class Calibrated(Protocol):
-    """An embedder with a relevance floor calibrated for its model's cosine scale: search then
-    returns only memories that clear it. Without it, search has no floor unless settings set one."""
-
-    @property
-    def relevance_floor(self) -> RelevanceFloor | None: ...
 
 
 @runtime_checkable

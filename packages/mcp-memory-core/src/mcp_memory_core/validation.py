@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from .context import NAMESPACE_PATTERN
 from .errors import InvalidInputError
 from .models import Memory, MemoryType, PrivacyScope
 
@@ -326,8 +327,6 @@ def validate_metadata_filter(metadata: Mapping[str, Any] | None) -> tuple[tuple[
 
 
 def validate_namespace(name: str) -> str:
-    from .context import NAMESPACE_PATTERN
-
     if not isinstance(name, str) or not NAMESPACE_PATTERN.match(name.strip()):
         raise InvalidInputError(
             f"namespace {name!r} is not valid: use 1-64 lowercase letters, digits, '.', '_' or '-', "
