@@ -124,7 +124,7 @@ class Store(Protocol):
     engine and the server check them with ``isinstance``): :class:`Warmable`,
     :class:`VectorReading` (required when ``capabilities.read_vectors``), :class:`BulkLoading`,
     :class:`WriteLocking`, :class:`Refreshing` (required when ``capabilities.derived_index``),
-    :class:`Diagnosable`, :class:`Reembedding` (required when ``capabilities.reembed``),
+    :class:`Diagnosable`, :class:`InPlaceReembedding` (required when ``capabilities.reembed``),
     :class:`IndexRebuilding` and :class:`LayoutInitializing`."""
 
     @property
@@ -272,7 +272,7 @@ class Diagnosable(Protocol):
 
 
 @runtime_checkable
-class Reembedding(Protocol):
+class InPlaceReembedding(Protocol):
     """A store that re-embeds every memory with another model in place (``mcp-memory reindex``
     after a model change; the engine's ``reindex`` drives it), resumable, while servers on the old
     model keep using it. Required when ``capabilities.reembed``. Until ``reembed_finish`` servers

@@ -10,7 +10,7 @@ from datetime import datetime
 
 from ..errors import InvalidInputError, StorageError
 from ..models import MemoryFilter, ReindexOutcome
-from ..protocols import Reembedding, Refreshing, Warmable
+from ..protocols import InPlaceReembedding, Refreshing, Warmable
 from .basis import PURGE_BATCH, EngineBasis
 
 log = logging.getLogger(__name__)
@@ -83,7 +83,7 @@ class Maintenance:
     def reindex(self, batch_size: int, progress: Callable[[int, int], None] | None) -> ReindexOutcome:
         basis = self._basis
         store = basis.store
-        if not store.capabilities.reembed or not isinstance(store, Reembedding):
+        if not store.capabilities.reembed or not isinstance(store, InPlaceReembedding):
             raise InvalidInputError(
                 f"The store {store.location} cannot re-embed its memories in place: export them "
                 "(`mcp-memory export --all-namespaces`) with the old embedder and import them into an "

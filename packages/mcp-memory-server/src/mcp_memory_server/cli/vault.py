@@ -21,6 +21,8 @@ from .common import emit_json, expected_errors, fail, load_settings, path_option
 def init_command(path: Path | None, as_json: bool) -> None:
     """Create a new store's layout: for a vault, its entity folders and .mcp-memory.yaml (nothing
     is overwritten; no model is loaded)."""
+    from mcp_memory_core.protocols import LayoutInitializing
+
     from ..runtime.assembly import built, load_plugins
 
     use_vault(path)
@@ -28,11 +30,10 @@ def init_command(path: Path | None, as_json: bool) -> None:
     with expected_errors():
         spec = load_plugins(settings).store(settings.store)
         store = built("store", spec, settings)
-        initialize = getattr(store, "initialize", None)
-        if not callable(initialize):
+        if not isinstance(store, LayoutInitializing):
             fail(f"The store {settings.store!r} needs no init: it creates its database on first use.")
         try:
-            created: list[str] = initialize()
+            created: list[str] = store.initialize()
         except OSError as exc:  # /proc, a read-only mount, a file where a folder should be
             fail(
                 f"cannot create the store's layout in {getattr(store, 'location', '?')}: "

@@ -169,6 +169,7 @@ def check_storage(ctx: Context) -> Check:
 # -- 4. integrity and schema ------------------------------------------------------------------------
 def check_database(ctx: Context) -> Check:
     from mcp_memory_core.errors import UnknownBackendError
+    from mcp_memory_core.protocols import IndexRebuilding
 
     settings = ctx.settings()
     problem = first_failure(ctx, "store", ctx.store)
@@ -217,7 +218,7 @@ def check_database(ctx: Context) -> Check:
                 f"aside (`mv {where} {where}.damaged`: the server starts a new, empty database) and "
                 "`mcp-memory import` an export you have."
             )
-            if callable(getattr(store, "reset_index", None)):
+            if isinstance(store, IndexRebuilding):
                 fix = "It is an index derived from your notes: rebuild it with `mcp-memory reindex`."
         more = f" (and {len(diagnosis.problems) - 1} more)" if len(diagnosis.problems) > 1 else ""
         return fail("database", f"{first}{more}", fix, **details)

@@ -129,8 +129,10 @@ class Context:
         """The store's own ``diagnose()``, or None when it offers none."""
 
         def build() -> StoreDiagnosis | None:
-            diagnose = getattr(self.store(), "diagnose", None)
-            return diagnose() if callable(diagnose) else None
+            from mcp_memory_core.protocols import Diagnosable
+
+            store = self.store()
+            return store.diagnose() if isinstance(store, Diagnosable) else None
 
         return self._need("diagnosis", build, "the store could not be read (see the database check)")  # type: ignore[no-any-return]
 
