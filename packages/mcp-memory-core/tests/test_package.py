@@ -46,3 +46,12 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
         assert "NoSuchThing" in str(exc)
     else:
         raise AssertionError("an unknown name must raise AttributeError")
+
+
+def test_the_limits_surfaces_quote_load_nothing_else_of_the_core() -> None:
+    script = (
+        "import json, sys; from mcp_memory_core.limits import MAX_SEARCH_LIMIT; "
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('mcp_memory_core'))))"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert json.loads(proc.stdout) == ["mcp_memory_core", "mcp_memory_core.limits"], proc.stderr

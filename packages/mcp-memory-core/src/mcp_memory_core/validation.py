@@ -17,12 +17,11 @@ from typing import Any
 
 from .context import NAMESPACE_PATTERN
 from .errors import InvalidInputError
+from .limits import MAX_CHAIN_LENGTH as MAX_CHAIN_LENGTH
+from .limits import MAX_KNN_K as MAX_KNN_K
+from .limits import MAX_LIST_LIMIT as MAX_LIST_LIMIT
+from .limits import MAX_SEARCH_LIMIT as MAX_SEARCH_LIMIT
 from .models import Memory, MemoryType, PrivacyScope
-
-MAX_SEARCH_LIMIT = 100
-MAX_LIST_LIMIT = 1000
-MAX_KNN_K = 4096  # sqlite-vec's ceiling, and plenty for any store
-MAX_CHAIN_LENGTH = 10_000
 
 
 def validate_id(memory_id: str) -> str:

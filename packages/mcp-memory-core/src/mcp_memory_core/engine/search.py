@@ -13,6 +13,7 @@ from datetime import datetime
 
 from ..errors import InvalidInputError, StorageError
 from ..filters import Filters
+from ..limits import MAX_TOKEN_BUDGET
 from ..models import Candidate, Memory, MemoryFilter, ScoredCandidate, SearchHit, SearchResults
 from ..protocols import TokenCounting, Vector
 from ..recall import Recall, approximate_tokens, pack
@@ -81,10 +82,10 @@ class SearchPipeline:
         if (
             isinstance(token_budget, bool)
             or not isinstance(token_budget, int)
-            or not 1 <= token_budget <= 100_000
+            or not 1 <= token_budget <= MAX_TOKEN_BUDGET
         ):
             raise InvalidInputError(
-                f"token_budget must be an integer from 1 to 100000; got {token_budget!r}."
+                f"token_budget must be an integer from 1 to {MAX_TOKEN_BUDGET}; got {token_budget!r}."
             )
         hits = self.search(query, MAX_SEARCH_LIMIT, filters, namespace, scope).hits
         embedder = self._basis.embedder
