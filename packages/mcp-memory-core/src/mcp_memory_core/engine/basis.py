@@ -82,6 +82,8 @@ class EngineBasis:
         self.relevance_floor = relevance_floor
         self.rerank_stages = _stages(rerankers, reranker_timeout)
         self._opened = False
+        # Checked once: every call asks, and an isinstance check on a protocol costs tens of µs.
+        self._refreshing = isinstance(store, Refreshing)
 
     # -- the store's lifecycle -------------------------------------------------------------------
     def open(self) -> None:
@@ -106,7 +108,7 @@ class EngineBasis:
         """Open the store; a store whose truth lives outside it (a markdown vault edited by hand)
         catches up with it first (see :meth:`refresh`)."""
         self.open()
-        if isinstance(self.store, Refreshing):
+        if self._refreshing:
             self.refresh()
 
     def refresh(self, progress: Callable[[int, int], None] | None = None) -> Any:
