@@ -23,23 +23,23 @@ def init_command(path: Path | None, as_json: bool) -> None:
     is overwritten; no model is loaded)."""
     from mcp_memory_core.protocols import LayoutInitializing
 
-    from ..runtime.assembly import built, load_plugins
+    from ..runtime.assembly import built_store, load_plugins
 
     use_vault(path)
     settings = load_settings()
     with expected_errors():
         spec = load_plugins(settings).store(settings.store)
-        store = built("store", spec, settings)
+        store = built_store(spec, settings)
         if not isinstance(store, LayoutInitializing):
             fail(f"The store {settings.store!r} needs no init: it creates its database on first use.")
         try:
             created: list[str] = store.initialize()
         except OSError as exc:  # /proc, a read-only mount, a file where a folder should be
             fail(
-                f"cannot create the store's layout in {getattr(store, 'location', '?')}: "
+                f"cannot create the store's layout in {store.location}: "
                 f"{exc.strerror or exc} ({exc.filename}); choose a folder you can write (--path DIR)."
             )
-    where = getattr(store, "location", "?")
+    where = store.location
     if as_json:
         emit_json({"location": str(where), "created": created})
         return

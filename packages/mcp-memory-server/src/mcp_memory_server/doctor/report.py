@@ -117,11 +117,11 @@ class Context:
         return "?"
 
     def store(self) -> Any:
-        from ..runtime.assembly import built
+        from ..runtime.assembly import built_store
 
         def build() -> Any:
             settings = self.settings()
-            return built("store", self.plugins().store(settings.store), settings)
+            return built_store(self.plugins().store(settings.store), settings)
 
         return self._need("store", build, "the store could not be built (see the database check)")
 
