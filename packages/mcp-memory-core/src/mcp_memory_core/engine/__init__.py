@@ -1,6 +1,6 @@
 """The memory engine: a facade (:class:`MemoryEngine`) over named parts, one module each."""
 
-from ..validation import MAX_LIST_LIMIT, MAX_SEARCH_LIMIT
+from ..limits import MAX_LIST_LIMIT, MAX_SEARCH_LIMIT
 from .facade import MemoryEngine
 from .reads import LIST_CHUNK
 
