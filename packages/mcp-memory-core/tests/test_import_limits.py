@@ -17,7 +17,7 @@ from test_import_safety import import_file, stored
 from test_transfer import chatgpt_export, make_engine
 
 from mcp_memory_core import InvalidInputError, json_stream, surrogates, transfer
-from mcp_memory_core.transfer import detect_format, parse_chatgpt_conversations, read_memories
+from mcp_memory_core.transfer import chatgpt, detect_format, files, parse_chatgpt_conversations, read_memories
 
 
 def zip_with(path: Path, text: str) -> Path:
@@ -31,7 +31,7 @@ def zip_with(path: Path, text: str) -> Path:
 def test_a_member_inflating_past_the_cap_is_refused_before_it_is_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(transfer, "MAX_CHATGPT_JSON_BYTES", 1 << 20)
+    monkeypatch.setattr(chatgpt, "MAX_CHATGPT_JSON_BYTES", 1 << 20)
     bomb = zip_with(tmp_path / "export.zip", json.dumps(chatgpt_export()) + " " * (2 << 20))
     opened: list[Any] = []
     real_open = zipfile.ZipFile.open
@@ -127,7 +127,7 @@ def test_bad_json_is_one_sentence_naming_the_line(
 def test_a_conversation_larger_than_the_cap_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(transfer, "MAX_CONVERSATION_CHARS", 20_000)
+    monkeypatch.setattr(chatgpt, "MAX_CONVERSATION_CHARS", 20_000)
     export = chatgpt_export()
     export[1]["mapping"]["u1"]["message"]["content"]["parts"] = ["x" * 50_000]
     path = tmp_path / "conversations.json"
@@ -178,12 +178,12 @@ def test_only_regular_files_are_read(format: Any) -> None:
 
 
 def test_format_detection_reads_a_bounded_first_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(transfer, "DETECT_LINE_CHARS", 100)
+    monkeypatch.setattr(files, "DETECT_LINE_CHARS", 100)
     entity = {"type": "entity", "name": "Ada", "observations": ["Writes Rust " * 20]}
     path = tmp_path / "memory.jsonl"
     path.write_text("\n" + " " * 250 + "\n" + json.dumps(entity) + "\n", encoding="utf-8")
     with pytest.raises(InvalidInputError, match="Cannot tell the format"):
         detect_format(path)  # the first 100 characters of the line are not JSON on their own
     assert len(read_memories(path, "mcp-knowledge-graph")) == 1  # --format reads it whole
-    monkeypatch.setattr(transfer, "DETECT_LINE_CHARS", 1000)
+    monkeypatch.setattr(files, "DETECT_LINE_CHARS", 1000)
     assert detect_format(path) == "mcp-knowledge-graph"

@@ -150,7 +150,7 @@ def test_the_configured_rerankers_reach_the_engine(
     engine = assembly.build_engine(Settings())
     assert [r.name for r in engine.rerankers] == ["reverse", "failing"]
     assert engine.stats()["rerankers"] == ["reverse", "failing"]
-    assert all(stage.timeout == 0.5 for stage in engine._rerank_stages)
+    assert all(stage.timeout == 0.5 for stage in engine.rerank_stages)
     assert assembly.build_engine(Settings(rerankers=())).rerankers == ()
 
 

@@ -278,7 +278,7 @@ def test_another_server_scanning_while_a_note_is_aside_keeps_its_memory(
         engine.pin_memory(memory.id)
         candidates, gone, known = seen[0]
         assert [row.memory_id for path, row in known.items() if path in gone] == [memory.id]
-        other._catch_up(candidates, gone, known, other_engine._embed, None, RefreshReport())
+        other._catch_up(candidates, gone, known, other_engine.embed, None, RefreshReport())
         assert other.get([memory.id])  # still indexed: the note is back
     finally:
         other_engine.close()

@@ -41,7 +41,7 @@ def hold_after_check(engine: MemoryEngine) -> tuple[threading.Event, threading.E
     """Make ``engine``'s store_memory stop right after its dedup check, inside its write transaction:
     it sets the first event there and goes on once the second is set."""
     checked, release = threading.Event(), threading.Event()
-    real_check = engine._near_duplicates
+    real_check = engine.writes.near_duplicates
 
     def check_then_hold(*args: Any, **kwargs: Any) -> Any:
         found = real_check(*args, **kwargs)
@@ -49,7 +49,7 @@ def hold_after_check(engine: MemoryEngine) -> tuple[threading.Event, threading.E
         assert release.wait(60), "the test never let the first writer go"
         return found
 
-    engine._near_duplicates = check_then_hold  # type: ignore[method-assign]
+    engine.writes.near_duplicates = check_then_hold  # type: ignore[method-assign]
     return checked, release
 
 

@@ -1,4 +1,4 @@
-"""A :class:`~.models.MemoryFilter` compiled to a flat list of terms that must all hold.
+"""What a store must match: a :class:`MemoryFilter`, compiled to a flat list of terms that must all hold.
 
 This is the one place that says what a filter field means. A store renders the terms in its own
 query language (:mod:`.sql_filters` for SQL stores) or evaluates them in Python (:func:`matches`, the
@@ -25,7 +25,64 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from .models import Memory, MemoryFilter, MetadataValue, PrivacyScope
+from .memory import DEFAULT_NAMESPACE, Memory, MemoryType, MetadataValue, PrivacyScope, Visibility
+
+
+@dataclass(frozen=True)
+class MemoryFilter:
+    """What a store must match. Stores apply every field BEFORE their top-k, never after.
+
+    ``include_deleted`` and ``include_superseded`` default to the search view: vectors of superseded
+    versions still match (the engine resolves them to their head), tombstones never do.
+    The user-facing fields: ``types`` (any of), ``tags_any`` (at least one of), ``tags_all`` (every
+    one of), ``created_after`` (inclusive) / ``created_before`` (exclusive), the same pair for
+    ``occurred_at`` (``occurred_after`` / ``occurred_before``), ``threads`` (any of), and ``metadata``: top-level
+    key = value pairs that must all hold (JSON equality: ``1`` and ``"1"`` differ).
+    Lifecycle fields the engine uses: ``pinned`` (TTL sweeps skip pinned memories) and
+    ``superseded_by_in`` (memories whose ``superseded_by`` is one of these ids: a chain's predecessors).
+    Who may see what (the engine's Scope): ``namespaces`` (any of these; ``None``: no limit, on top of
+    ``namespace``), ``owner`` (exactly this owner) and ``visible_to`` (see :class:`Visibility`).
+    """
+
+    namespace: str | None = DEFAULT_NAMESPACE
+    include_deleted: bool = False
+    include_superseded: bool = True
+    ids: frozenset[str] | None = None
+    types: frozenset[MemoryType] | None = None
+    tags_any: frozenset[str] | None = None
+    tags_all: frozenset[str] | None = None
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+    metadata: tuple[tuple[str, MetadataValue], ...] = ()
+    pinned: bool | None = None
+    superseded_by_in: frozenset[str] | None = None
+    namespaces: frozenset[str] | None = None
+    owner: str | None = None
+    visible_to: Visibility | None = None
+    occurred_after: datetime | None = None
+    occurred_before: datetime | None = None
+    threads: frozenset[str] | None = None
+
+    @property
+    def narrows_content(self) -> bool:
+        """True when a user-facing field is set (anything beyond namespace and lifecycle flags)."""
+        return bool(
+            self.types is not None
+            or self.tags_any is not None
+            or self.tags_all is not None
+            or self.created_after is not None
+            or self.created_before is not None
+            or self.occurred_after is not None
+            or self.occurred_before is not None
+            or self.threads is not None
+            or self.pinned is not None
+            or self.metadata
+        )
+
+    def matches(self, memory: Memory) -> bool:
+        """The reference semantics of the filter (:func:`matches`), for stores that filter in Python."""
+        return matches(self, memory)
+
 
 # Columns a term may name: a store maps each to its own column.
 EqualsField = Literal["namespace", "owner", "pinned"]

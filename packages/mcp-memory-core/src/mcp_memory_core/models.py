@@ -1,5 +1,7 @@
 """The data every part of mcp-memory speaks: memories, filters, candidates and results.
 
+Memories live in :mod:`.memory` and filters in :mod:`.filter_terms`; both are named here too.
+
 A memory is immutable in content: an update creates a new memory and points the old one at it
 (``superseded_by``), so the old wording stays searchable and resolves to the current truth.
 A soft delete is a tombstone: ``deleted_at`` is set, the row and its vector stay, and the memory
@@ -8,190 +10,21 @@ never appears in search again.
 
 from __future__ import annotations
 
-import json
-import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from enum import StrEnum
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-
-DEFAULT_NAMESPACE = "default"
-# Every user's personal namespace: preferences and facts about the person, readable from every project.
-USER_NAMESPACE = "user"
-# The principal of a server used by one person (stdio, the CLI): they own the file and what it holds.
-LOCAL_USER = "local"
-
-
-def utcnow() -> datetime:
-    """The current time, timezone-aware UTC (the only kind of datetime mcp-memory stores)."""
-    return datetime.now(UTC)
-
-
-def new_memory_id() -> str:
-    return str(uuid.uuid4())
-
-
-# uuid5 namespace of every id an import derives (fixed forever: changing it breaks idempotency).
-IMPORT_ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://mcp-memory/import")
-
-
-def derived_id(*parts: str) -> str:
-    """A deterministic memory id from a source's own identifiers (uuid5; stable across versions)."""
-    return str(uuid.uuid5(IMPORT_ID_NAMESPACE, json.dumps(list(parts), ensure_ascii=False)))
-
-
-class MemoryType(StrEnum):
-    """Seed 002's memory types. Retrieval ranks and filters by them; lifecycle rules build on them."""
-
-    WORKING = "working"
-    EPISODIC = "episodic"
-    SEMANTIC = "semantic"
-    PROCEDURAL = "procedural"
-
-
-class PrivacyScope(StrEnum):
-    """Who besides its owner may read a memory (seed 002). Only the owner ever changes it.
-
-    ``private``: the owner alone; ``team``: also every user who shares a team with the owner;
-    ``public``: every user of the server."""
-
-    PRIVATE = "private"
-    TEAM = "team"
-    PUBLIC = "public"
-
-
-class Memory(BaseModel):
-    """One stored memory (one version of a fact).
-
-    ``superseded_by`` holds the id of the newer version, or ``None`` for the head of a chain.
-    ``deleted_at`` is the tombstone: set by a soft delete, ``None`` while the memory is live.
-    ``owner`` is the user who stored it (every version of a chain has the same owner) and
-    ``privacy_scope`` who else may read it.
-    ``occurred_at`` is when the remembered thing happened or was said (``created_at`` when not
-    given: a memory stored during the conversation it comes from); ``thread`` groups the memories of
-    one conversation (by default the MCP session that stored them), so a memory can be read with its
-    neighbours.
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    id: str = Field(default_factory=new_memory_id)
-    content: str
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    created_at: datetime = Field(default_factory=utcnow)
-    updated_at: datetime = Field(default_factory=utcnow)
-    superseded_by: str | None = None
-    deleted_at: datetime | None = None
-    namespace: str = DEFAULT_NAMESPACE
-    type: MemoryType = MemoryType.SEMANTIC
-    tags: tuple[str, ...] = ()
-    importance: float = Field(default=0.5, ge=0.0, le=1.0)
-    pinned: bool = False
-    access_count: int = Field(default=0, ge=0)
-    last_accessed: datetime | None = None
-    owner: str = LOCAL_USER
-    privacy_scope: PrivacyScope = PrivacyScope.PRIVATE
-    occurred_at: datetime = Field(default=None, validate_default=False)  # type: ignore[assignment]
-    thread: str | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _occurred_defaults_to_created(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("occurred_at") is None:
-            created = data.get("created_at")
-            if created is None:
-                created = utcnow()
-                data = {**data, "created_at": created, "updated_at": data.get("updated_at") or created}
-            data = {**data, "occurred_at": created}
-        return data
-
-    @property
-    def is_deleted(self) -> bool:
-        return self.deleted_at is not None
-
-    @property
-    def is_current(self) -> bool:
-        """True for the live head of a chain: not superseded and not deleted."""
-        return self.superseded_by is None and self.deleted_at is None
-
-
-MetadataValue = str | int | float | bool | None
-
-
-@dataclass(frozen=True)
-class Visibility:
-    """Which memories a user may read: their own, public ones, and team ones of their teammates
-    (users who share at least one team with them). A store renders it as one condition."""
-
-    principal: str
-    teammates: frozenset[str] = frozenset()
-
-    def allows(self, memory: Memory) -> bool:
-        return (
-            memory.owner == self.principal
-            or memory.privacy_scope == PrivacyScope.PUBLIC
-            or (memory.privacy_scope == PrivacyScope.TEAM and memory.owner in self.teammates)
-        )
-
-
-@dataclass(frozen=True)
-class MemoryFilter:
-    """What a store must match. Stores apply every field BEFORE their top-k, never after.
-
-    ``include_deleted`` and ``include_superseded`` default to the search view: vectors of superseded
-    versions still match (the engine resolves them to their head), tombstones never do.
-    The user-facing fields: ``types`` (any of), ``tags_any`` (at least one of), ``tags_all`` (every
-    one of), ``created_after`` (inclusive) / ``created_before`` (exclusive), the same pair for
-    ``occurred_at`` (``occurred_after`` / ``occurred_before``), ``threads`` (any of), and ``metadata``: top-level
-    key = value pairs that must all hold (JSON equality: ``1`` and ``"1"`` differ).
-    Lifecycle fields the engine uses: ``pinned`` (TTL sweeps skip pinned memories) and
-    ``superseded_by_in`` (memories whose ``superseded_by`` is one of these ids: a chain's predecessors).
-    Who may see what (the engine's Scope): ``namespaces`` (any of these; ``None``: no limit, on top of
-    ``namespace``), ``owner`` (exactly this owner) and ``visible_to`` (see :class:`Visibility`).
-    """
-
-    namespace: str | None = DEFAULT_NAMESPACE
-    include_deleted: bool = False
-    include_superseded: bool = True
-    ids: frozenset[str] | None = None
-    types: frozenset[MemoryType] | None = None
-    tags_any: frozenset[str] | None = None
-    tags_all: frozenset[str] | None = None
-    created_after: datetime | None = None
-    created_before: datetime | None = None
-    metadata: tuple[tuple[str, MetadataValue], ...] = ()
-    pinned: bool | None = None
-    superseded_by_in: frozenset[str] | None = None
-    namespaces: frozenset[str] | None = None
-    owner: str | None = None
-    visible_to: Visibility | None = None
-    occurred_after: datetime | None = None
-    occurred_before: datetime | None = None
-    threads: frozenset[str] | None = None
-
-    @property
-    def narrows_content(self) -> bool:
-        """True when a user-facing field is set (anything beyond namespace and lifecycle flags)."""
-        return bool(
-            self.types is not None
-            or self.tags_any is not None
-            or self.tags_all is not None
-            or self.created_after is not None
-            or self.created_before is not None
-            or self.occurred_after is not None
-            or self.occurred_before is not None
-            or self.threads is not None
-            or self.pinned is not None
-            or self.metadata
-        )
-
-    def matches(self, memory: Memory) -> bool:
-        """The reference semantics of the filter (:mod:`.filter_terms`), for stores that filter in Python."""
-        from .filter_terms import matches
-
-        return matches(self, memory)
+from .filter_terms import MemoryFilter as MemoryFilter
+from .memory import DEFAULT_NAMESPACE as DEFAULT_NAMESPACE
+from .memory import IMPORT_ID_NAMESPACE as IMPORT_ID_NAMESPACE
+from .memory import LOCAL_USER as LOCAL_USER
+from .memory import USER_NAMESPACE as USER_NAMESPACE
+from .memory import Memory as Memory
+from .memory import MemoryType as MemoryType
+from .memory import MetadataValue as MetadataValue
+from .memory import PrivacyScope as PrivacyScope
+from .memory import Visibility as Visibility
+from .memory import derived_id as derived_id
+from .memory import new_memory_id as new_memory_id
+from .memory import utcnow as utcnow
 
 
 @dataclass(frozen=True)

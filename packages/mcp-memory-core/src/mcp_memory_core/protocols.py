@@ -7,16 +7,18 @@ the engine, not here: a store keeps rows and vectors and answers primitive queri
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
 from .models import Candidate, Memory, MemoryFilter, ScoredCandidate
+from .relevance import Calibrated as Calibrated
 
 Vector = npt.NDArray[np.float32]
 
@@ -29,9 +31,7 @@ class Embedder(Protocol):
     vectors from any other. Constructing an embedder must be cheap; load the model in ``load()`` or on
     first use.
 
-    Optional, outside the protocol: a ``relevance_floor`` attribute (a
-    :class:`~.relevance.RelevanceFloor`) calibrated for this model's cosine scale; search then
-    returns only memories that clear it. Without it, search has no floor unless settings set one.
+    Optional capabilities: :class:`TokenCounting` and :class:`Calibrated` (a relevance floor).
     """
 
     @property
@@ -74,7 +74,7 @@ def text_list(texts: Sequence[str]) -> list[str]:
 
 @dataclass(frozen=True)
 class StoreDiagnosis:
-    """What a store's optional ``diagnose()`` found (``mcp-memory doctor`` shows it): read without
+    """What a :class:`Diagnosable` store's ``diagnose()`` found (``mcp-memory doctor`` shows it): read without
     changing anything, on a store that is not open.
 
     ``problems`` are damage, one sentence each (empty: intact); ``schema_version`` is the data's and
@@ -120,42 +120,12 @@ class StoreCapabilities:
 class Store(Protocol):
     """Persistence primitives. Every write is atomic; inside ``transaction()`` all writes commit together.
 
-    Optional, outside the protocol:
-
-    - ``warm()``, no arguments: the engine runs it in a background thread after ``open()`` to load
-      whatever makes the first query fast (a vector cache);
-    - ``vectors(ids: Sequence[str]) -> dict[str, Vector]``, required when ``capabilities.read_vectors``:
-      each known memory's vectors, the rows in the order ``insert`` was given them (its whole text
-      first, then its passages); unknown ids are absent;
-    - ``bulk_load(rows: int)``, a context manager around an import of about ``rows`` memories (in
-      several transactions): the store may prepare for many inserts (PostgreSQL drops its vector
-      index and builds it again at the end). Every call keeps working inside it;
-    - ``write_lock(key: str)``, called inside ``transaction()`` by a write whose outcome depends on
-      what it read first (``store_memory``'s dedup check: the key names the owner, the namespace and
-      the normalized text): wait until no other transaction, of any process, holds ``key``'s lock,
-      and hold it until this transaction ends. A store whose write transactions exclude each other
-      anyway (SQLite's ``BEGIN IMMEDIATE``) needs none; PostgreSQL's ``read committed`` does;
-    - ``refresh(embed, progress=None)``, for a store whose truth lives outside it (the markdown
-      vault's files, edited by hand): the engine calls it before every call, and the store brings
-      its index up to date, embedding changed texts with ``embed(texts) -> (vectors, owners)``
-      (the rows and owners ``insert`` takes: the engine's embedder and passage split);
-      ``progress(done, total)`` is called as it goes. It must cost next to nothing when nothing
-      changed. Its return value is a report for the caller (``mcp-memory reindex`` prints it);
-    - ``diagnose() -> StoreDiagnosis``, called on a store that is NOT open (``mcp-memory doctor``):
-      check the data where it lives without creating, migrating or writing anything (SQLite: a
-      read-only connection and ``PRAGMA quick_check``), and say which schema version and embedding
-      model it holds. Damage goes into ``problems``, not an exception;
-    - re-embedding in place, required when ``capabilities.reembed`` (``mcp-memory reindex`` after a
-      model change; the engine's ``reindex`` drives it): ``reembed_open(model_id, dimensions)`` opens
-      the store bound to the model its data holds and returns that ``(model id, dimensions)``, or
-      None when it holds ``model_id`` already (or nothing: it is then simply open);
-      ``reembed_pending(limit) -> list[Memory]``, every memory (any state) still without rows of
-      the new model, a batch at a time; ``reembed_put(memories, vectors, owners)`` keeps their new
-      rows, committed (an interrupted run resumes from them); ``reembed_progress() -> (done,
-      total)``; ``reembed_finish(embed) -> int`` embeds what is still pending with ``embed(memories)
-      -> (vectors, owners)`` and switches every vector to the new model at once, binding the store
-      to it. Until then servers on the old model keep working; after it, each one's next search or
-      write raises ModelMismatchError (never a comparison of two models' vectors)."""
+    Optional capabilities, each a protocol of its own below that a store implements or not (the
+    engine and the server check them with ``isinstance``): :class:`Warmable`,
+    :class:`VectorReading` (required when ``capabilities.read_vectors``), :class:`BulkLoading`,
+    :class:`WriteLocking`, :class:`Refreshing` (required when ``capabilities.derived_index``),
+    :class:`Diagnosable`, :class:`InPlaceReembedding` (required when ``capabilities.reembed``),
+    :class:`IndexRebuilding` and :class:`LayoutInitializing`."""
 
     @property
     def capabilities(self) -> StoreCapabilities: ...
@@ -229,6 +199,136 @@ class Store(Protocol):
 
     def iter_all(self) -> Iterator[Memory]:
         """Every memory in the store, in no particular order (export, maintenance)."""
+
+
+Embed = Callable[[Sequence[str]], tuple[Vector, list[int] | None]]
+"""The engine's embedder and passage split: texts -> (rows, the text each row belongs to), as ``insert`` takes them."""
+EmbedMemories = Callable[[Sequence[Memory]], tuple[Vector, list[int] | None]]
+Progress = Callable[[int, int], None]
+"""Called with (done, total) as a long operation goes."""
+
+
+@runtime_checkable
+class Warmable(Protocol):
+    """A store with something to load before the first query is fast (a vector cache)."""
+
+    def warm(self) -> None:
+        """Load it. The engine runs this in a background thread after ``open()``; calls that reach
+        the store before it is done wait for it."""
+
+
+@runtime_checkable
+class VectorReading(Protocol):
+    """A store that reads its vectors back (an export carries them, so an import into a store bound
+    to the same model reuses them). Required when ``capabilities.read_vectors``."""
+
+    def vectors(self, ids: Sequence[str]) -> Mapping[str, Vector]:
+        """Each known memory's vectors, the rows in the order ``insert`` was given them (its whole
+        text first, then its passages); unknown ids are absent."""
+
+
+@runtime_checkable
+class BulkLoading(Protocol):
+    """A store that prepares for many inserts (PostgreSQL drops its vector index and builds it again
+    at the end)."""
+
+    def bulk_load(self, rows: int) -> AbstractContextManager[None]:
+        """A context manager around an import of about ``rows`` memories (in several transactions).
+        Every call keeps working inside it."""
+
+
+@runtime_checkable
+class WriteLocking(Protocol):
+    """A store whose write transactions do not exclude each other (PostgreSQL's ``read committed``;
+    SQLite's ``BEGIN IMMEDIATE`` needs none)."""
+
+    def write_lock(self, key: str) -> None:
+        """Called inside ``transaction()`` by a write whose outcome depends on what it read first
+        (``store_memory``'s dedup check: the key names the owner, the namespace and the normalized
+        text): wait until no other transaction, of any process, holds ``key``'s lock, and hold it
+        until this transaction ends."""
+
+
+@runtime_checkable
+class Refreshing(Protocol):
+    """A store whose truth lives outside it (the markdown vault's files, edited by hand). Required
+    when ``capabilities.derived_index``."""
+
+    def refresh(self, embed: Embed, progress: Progress | None = None) -> object:
+        """Bring the index up to date, embedding changed texts with ``embed``; ``progress(done,
+        total)`` as it goes. The engine calls it before every call: it must cost next to nothing when
+        nothing changed. Returns a report for the caller (``mcp-memory reindex`` prints it)."""
+
+
+@runtime_checkable
+class Diagnosable(Protocol):
+    """A store that checks its data for ``mcp-memory doctor``."""
+
+    def diagnose(self) -> StoreDiagnosis:
+        """Called on a store that is NOT open: check the data where it lives without creating,
+        migrating or writing anything (SQLite: a read-only connection and ``PRAGMA quick_check``),
+        and say which schema version and embedding model it holds. Damage goes into ``problems``,
+        not an exception."""
+
+
+@runtime_checkable
+class InPlaceReembedding(Protocol):
+    """A store that re-embeds every memory with another model in place (``mcp-memory reindex``
+    after a model change; the engine's ``reindex`` drives it), resumable, while servers on the old
+    model keep using it. Required when ``capabilities.reembed``. Until ``reembed_finish`` servers
+    on the old model keep working; after it, each one's next search or write raises
+    ModelMismatchError (never a comparison of two models' vectors)."""
+
+    def stored_model(self) -> tuple[str, int] | None:
+        """The (model id, dimensions) the data holds, or None when it holds none."""
+
+    def reembed_open(self, model_id: str, dimensions: int) -> tuple[str, int] | None:
+        """Open the store bound to the model its data holds and return that ``(model id,
+        dimensions)``, or None when it holds ``model_id`` already (or nothing: it is then simply open)."""
+
+    def reembed_pending(self, limit: int) -> list[Memory]:
+        """Every memory (any state) still without rows of the new model, a batch at a time."""
+
+    def reembed_put(self, memories: Sequence[Memory], vectors: Vector, owners: Sequence[int] | None) -> None:
+        """Keep their new rows, committed (an interrupted run resumes from them)."""
+
+    def reembed_progress(self) -> tuple[int, int]:
+        """(done, total)."""
+
+    def reembed_finish(self, embed: EmbedMemories) -> int:
+        """Embed what is still pending and switch every vector to the new model at once, binding
+        the store to it; returns how many were embedded here."""
+
+
+@runtime_checkable
+class IndexRebuilding(Protocol):
+    """A store whose vector index is derived from its own data, one index file per model (a vault)."""
+
+    @property
+    def index_path(self) -> Path:
+        """The index file in use (after ``open``: the configured model's)."""
+
+    def index_files(self) -> list[Path]:
+        """Every model's index file."""
+
+    def reset_index(self) -> None:
+        """Delete the index in use (the store is closed): the next ``open`` and ``refresh`` build it
+        again from the data."""
+
+
+@runtime_checkable
+class LayoutInitializing(Protocol):
+    """A store with a layout to create before first use (a vault's folders and configuration)."""
+
+    def initialize(self) -> list[str]:
+        """Create what is missing, changing nothing that exists; returns what was created."""
+
+
+@runtime_checkable
+class TokenCounting(Protocol):
+    """An embedder that counts tokens with its own tokenizer (recall packs to a budget with it)."""
+
+    def count_tokens(self, text: str) -> int: ...
 
 
 @runtime_checkable

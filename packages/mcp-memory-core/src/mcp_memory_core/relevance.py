@@ -31,6 +31,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 from .models import Candidate, ScoredCandidate
 from .turns import is_reply
@@ -120,3 +121,12 @@ class RelevanceFloor:
 ALL_MINILM_L6_V2 = RelevanceFloor(
     min_similarity=0.40, min_standout=0.14, min_keyword_similarity=0.30, min_best_similarity=0.20
 )
+
+
+@runtime_checkable
+class Calibrated(Protocol):
+    """An embedder with a relevance floor calibrated for its model's cosine scale: search then
+    returns only memories that clear it. Without it, search has no floor unless settings set one."""
+
+    @property
+    def relevance_floor(self) -> RelevanceFloor | None: ...

@@ -7,13 +7,14 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import platformdirs
-from pydantic import Field, field_validator
+from pydantic import AnyHttpUrl, Field, TypeAdapter, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from .context import derive_project
 from .lifecycle import TTLPolicy, parse_duration
 from .models import DEDUP_THRESHOLD, DUPLICATE_THRESHOLD, LOCAL_USER, MemoryType
-from .relevance import RelevanceFloor
+from .relevance import Calibrated, RelevanceFloor
+from .scope import validate_principal
 from .validation import DEFAULT_LIMITS, Limits, validate_namespace
 
 APP_NAME = "mcp-memory"
@@ -169,8 +170,8 @@ class Settings(BaseSettings):
         best = (
             {} if self.floor_best_similarity is None else {"min_best_similarity": self.floor_best_similarity}
         )
-        calibrated = getattr(embedder, "relevance_floor", None)
-        if isinstance(calibrated, RelevanceFloor):
+        calibrated = embedder.relevance_floor if isinstance(embedder, Calibrated) else None
+        if calibrated is not None:
             return dataclasses.replace(calibrated, **chosen, **best)
         if len(chosen) == len(given):
             return RelevanceFloor(**chosen, **best)
@@ -220,8 +221,6 @@ class Settings(BaseSettings):
         """The URL clients reach the server at: http(s), with a host (the OAuth metadata needs one)."""
         if value is None or not value.strip():
             return None
-        from pydantic import AnyHttpUrl, TypeAdapter, ValidationError
-
         try:
             parsed = TypeAdapter(AnyHttpUrl).validate_python(value.strip())
         except ValidationError:
@@ -236,8 +235,6 @@ class Settings(BaseSettings):
     @field_validator("user")
     @classmethod
     def _user(cls, value: str) -> str:
-        from .scope import validate_principal
-
         return validate_principal(value)
 
     @field_validator("store", "embedder", "ranker")

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from .context import NAMESPACE_PATTERN
 from .errors import InvalidInputError
+from .limits import MAX_CHAIN_LENGTH as MAX_CHAIN_LENGTH
+from .limits import MAX_KNN_K as MAX_KNN_K
+from .limits import MAX_LIST_LIMIT as MAX_LIST_LIMIT
+from .limits import MAX_SEARCH_LIMIT as MAX_SEARCH_LIMIT
 from .models import Memory, MemoryType, PrivacyScope
-
-MAX_SEARCH_LIMIT = 100
-MAX_LIST_LIMIT = 1000
-MAX_KNN_K = 4096  # sqlite-vec's ceiling, and plenty for any store
-MAX_CHAIN_LENGTH = 10_000
 
 
 def validate_id(memory_id: str) -> str:
@@ -326,8 +326,6 @@ def validate_metadata_filter(metadata: Mapping[str, Any] | None) -> tuple[tuple[
 
 
 def validate_namespace(name: str) -> str:
-    from .context import NAMESPACE_PATTERN
-
     if not isinstance(name, str) or not NAMESPACE_PATTERN.match(name.strip()):
         raise InvalidInputError(
             f"namespace {name!r} is not valid: use 1-64 lowercase letters, digits, '.', '_' or '-', "

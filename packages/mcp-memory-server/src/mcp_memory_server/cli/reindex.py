@@ -28,6 +28,8 @@ EXIT_INTERRUPTED = 130  # the shell's convention for Ctrl-C
 
 
 def _reindex(path: Path | None, *, rebuild: bool, batch_size: int, as_json: bool) -> None:
+    from mcp_memory_core.protocols import Refreshing
+
     from ..runtime.assembly import build_engine
     from .display import progress
 
@@ -38,7 +40,7 @@ def _reindex(path: Path | None, *, rebuild: bool, batch_size: int, as_json: bool
         try:
             capabilities = engine.store.capabilities
             started = time.perf_counter()
-            if capabilities.derived_index and callable(getattr(engine.store, "refresh", None)):
+            if capabilities.derived_index and isinstance(engine.store, Refreshing):
                 result = _index(engine, rebuild=rebuild, quiet=as_json, progress=progress)
             elif capabilities.reembed:
                 if rebuild:
@@ -65,6 +67,8 @@ def _reindex(path: Path | None, *, rebuild: bool, batch_size: int, as_json: bool
 
 
 def _index(engine: Any, *, rebuild: bool, quiet: bool, progress: Any) -> dict[str, Any]:
+    from mcp_memory_core.protocols import IndexRebuilding
+
     store = engine.store
     engine.open()
     if rebuild:
@@ -73,8 +77,9 @@ def _index(engine: Any, *, rebuild: bool, quiet: bool, progress: Any) -> dict[st
     engine.embedder.load()
     with progress("Indexing notes", quiet=quiet) as report_progress:
         report = engine.refresh(report_progress)
-    here = Path(store.index_path) if hasattr(store, "index_path") else None
-    others = [p for p in getattr(store, "index_files", list)() if p != here]
+    rebuildable = isinstance(store, IndexRebuilding)
+    here = Path(store.index_path) if rebuildable else None
+    others = [p for p in (store.index_files() if rebuildable else []) if p != here]
     return {
         "kind": "index",
         "location": store.location,

@@ -21,24 +21,25 @@ from .common import emit_json, expected_errors, fail, load_settings, path_option
 def init_command(path: Path | None, as_json: bool) -> None:
     """Create a new store's layout: for a vault, its entity folders and .mcp-memory.yaml (nothing
     is overwritten; no model is loaded)."""
-    from ..runtime.assembly import built, load_plugins
+    from mcp_memory_core.protocols import LayoutInitializing
+
+    from ..runtime.assembly import built_store, load_plugins
 
     use_vault(path)
     settings = load_settings()
     with expected_errors():
         spec = load_plugins(settings).store(settings.store)
-        store = built("store", spec, settings)
-        initialize = getattr(store, "initialize", None)
-        if not callable(initialize):
+        store = built_store(spec, settings)
+        if not isinstance(store, LayoutInitializing):
             fail(f"The store {settings.store!r} needs no init: it creates its database on first use.")
         try:
-            created: list[str] = initialize()
+            created: list[str] = store.initialize()
         except OSError as exc:  # /proc, a read-only mount, a file where a folder should be
             fail(
-                f"cannot create the store's layout in {getattr(store, 'location', '?')}: "
+                f"cannot create the store's layout in {store.location}: "
                 f"{exc.strerror or exc} ({exc.filename}); choose a folder you can write (--path DIR)."
             )
-    where = getattr(store, "location", "?")
+    where = store.location
     if as_json:
         emit_json({"location": str(where), "created": created})
         return

@@ -39,7 +39,7 @@ def _data_path(ctx: Context) -> Path | None:
         diagnosis = ctx.diagnosis()
         if diagnosis is not None:
             return Path(diagnosis.path) if diagnosis.path else None
-    location = str(getattr(ctx.store(), "location", ""))
+    location = str(ctx.store().location)
     return Path(location) if location and os.path.isabs(location) else None
 
 
@@ -86,7 +86,7 @@ def check_storage(ctx: Context) -> Check:
     settings = ctx.settings()
     path = _data_path(ctx)
     if path is None:
-        where = getattr(ctx.store(), "location", "?")
+        where = ctx.store().location
         return ok("storage", f"The {settings.store} store keeps its data at {where}: not a local file.")
     moved = (
         "Set MCP_MEMORY_DB_PATH to a file in a folder you can write, or fix the permissions "
@@ -169,6 +169,7 @@ def check_storage(ctx: Context) -> Check:
 # -- 4. integrity and schema ------------------------------------------------------------------------
 def check_database(ctx: Context) -> Check:
     from mcp_memory_core.errors import UnknownBackendError
+    from mcp_memory_core.protocols import IndexRebuilding
 
     settings = ctx.settings()
     problem = first_failure(ctx, "store", ctx.store)
@@ -193,7 +194,7 @@ def check_database(ctx: Context) -> Check:
         return ok(
             "database",
             f"Not checked: the {settings.store} store offers no diagnose() (integrity and schema).",
-            location=str(getattr(store, "location", "?")),
+            location=str(store.location),
         )
     details = {
         "path": diagnosis.path,
@@ -204,7 +205,7 @@ def check_database(ctx: Context) -> Check:
         "problems": list(diagnosis.problems),
         **diagnosis.details,
     }
-    where = diagnosis.path or getattr(store, "location", "?")
+    where = diagnosis.path or store.location
     if not diagnosis.exists:
         return ok("database", f"No database yet at {where}: nothing stored so far.", **details)
     if diagnosis.problems:
@@ -217,7 +218,7 @@ def check_database(ctx: Context) -> Check:
                 f"aside (`mv {where} {where}.damaged`: the server starts a new, empty database) and "
                 "`mcp-memory import` an export you have."
             )
-            if callable(getattr(store, "reset_index", None)):
+            if isinstance(store, IndexRebuilding):
                 fix = "It is an index derived from your notes: rebuild it with `mcp-memory reindex`."
         more = f" (and {len(diagnosis.problems) - 1} more)" if len(diagnosis.problems) > 1 else ""
         return fail("database", f"{first}{more}", fix, **details)
@@ -360,7 +361,7 @@ def check_model(ctx: Context) -> Check:
         return ok(
             "model", f"The stored vectors are from {configured}, the configured embedder's model.", **details
         )
-    where = diagnosis.path or getattr(ctx.store(), "location", "?")
+    where = diagnosis.path or ctx.store().location
     writer = _writer_of(ctx, diagnosis.model_id)
     message = (
         f"{where} holds vectors of {diagnosis.model_id!r} ({diagnosis.dimensions}-d), but the configured "

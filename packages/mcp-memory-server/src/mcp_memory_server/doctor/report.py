@@ -117,11 +117,11 @@ class Context:
         return "?"
 
     def store(self) -> Any:
-        from ..runtime.assembly import built
+        from ..runtime.assembly import built_store
 
         def build() -> Any:
             settings = self.settings()
-            return built("store", self.plugins().store(settings.store), settings)
+            return built_store(self.plugins().store(settings.store), settings)
 
         return self._need("store", build, "the store could not be built (see the database check)")
 
@@ -129,8 +129,10 @@ class Context:
         """The store's own ``diagnose()``, or None when it offers none."""
 
         def build() -> StoreDiagnosis | None:
-            diagnose = getattr(self.store(), "diagnose", None)
-            return diagnose() if callable(diagnose) else None
+            from mcp_memory_core.protocols import Diagnosable
+
+            store = self.store()
+            return store.diagnose() if isinstance(store, Diagnosable) else None
 
         return self._need("diagnosis", build, "the store could not be read (see the database check)")  # type: ignore[no-any-return]
 

@@ -1,8 +1,8 @@
 """The tools' arguments as the model reads them: each a type with its description, and the limits
 they quote.
 
-These mirror mcp_memory_core.engine.MAX_SEARCH_LIMIT / MAX_LIST_LIMIT (a unit test checks it): the
-core is imported by the warm-up thread, after the handshake, so nothing here may import it.
+The limits come from :mod:`mcp_memory_core.limits`, which imports nothing: the rest of the core is
+imported by the warm-up thread, after the handshake, so nothing else of it may be imported here.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from ..operations.vocabulary import MemoryTypeName, PrivacyName, TagsMatchName
+from mcp_memory_core.limits import MAX_LIST_LIMIT as MAX_LIST_LIMIT
+from mcp_memory_core.limits import MAX_SEARCH_LIMIT as MAX_SEARCH_LIMIT
+from mcp_memory_core.limits import MAX_TOKEN_BUDGET as MAX_TOKEN_BUDGET
 
-MAX_SEARCH_LIMIT = 100
-MAX_LIST_LIMIT = 1000
-MAX_TOKEN_BUDGET = 100_000  # memory_injection's token_budget (the engine checks it too)
+from ..operations.vocabulary import MemoryTypeName, PrivacyName, TagsMatchName
 
 MemoryId = Annotated[
     str, Field(description="A memory id (UUID), as returned by store_memory or search_memories.")

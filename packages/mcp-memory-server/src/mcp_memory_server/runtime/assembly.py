@@ -17,6 +17,7 @@ from mcp_memory_core.engine import MemoryEngine
 from mcp_memory_core.errors import PluginError
 from mcp_memory_core.models import USER_NAMESPACE
 from mcp_memory_core.plugins import PluginManager, plugin_manager_from_settings
+from mcp_memory_core.protocols import Store
 from mcp_memory_core.scope import Scope
 from mcp_memory_core.settings import Settings
 from mcp_memory_core.tokens import TokenRegistry
@@ -45,6 +46,20 @@ def built(kind: str, spec: Any, settings: Settings) -> Any:
         raise PluginError(f"Invalid settings of the {kind} {spec.name!r}: {problems}.") from None
 
 
+def built_store(spec: Any, settings: Settings) -> Store:
+    """A store plugin's store, checked against the :class:`Store` protocol: an object that is not
+    one is the plugin's fault, said in one sentence naming what it lacks (not an AttributeError on
+    some later call)."""
+    store = built("store", spec, settings)
+    if not isinstance(store, Store):
+        lacks = sorted(name for name in vars(Store) if not name.startswith("_") and not hasattr(store, name))
+        raise PluginError(
+            f"The store factory of {spec.name!r} built {type(store).__name__}, which is not a Store: it "
+            f"lacks {', '.join(lacks)} (see mcp_memory_core.protocols.Store)."
+        )
+    return store
+
+
 def build_engine(
     settings: Settings | None = None,
     plugins: PluginManager | None = None,
@@ -63,7 +78,7 @@ def build_engine(
     embedder_spec = plugins.embedder(settings.embedder)
     ranker_spec = plugins.ranker(settings.ranker)
     reranker_specs = [plugins.reranker(name) for name in settings.rerankers]
-    store = built("store", store_spec, settings)
+    store = built_store(store_spec, settings)
     embedder = built("embedder", embedder_spec, settings)
     ranker = built("ranker", ranker_spec, settings)
     rerankers = []
@@ -79,7 +94,7 @@ def build_engine(
     log.info(
         "Memory engine: store=%s (%s), embedder=%s, ranker=%s, rerankers=%s",
         store_spec.name,
-        getattr(store, "location", "?"),
+        store.location,
         embedder_spec.name,
         ranker_spec.name,
         ",".join(spec.name for spec in reranker_specs) or "none",

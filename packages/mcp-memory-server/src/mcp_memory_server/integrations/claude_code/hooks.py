@@ -155,6 +155,7 @@ def context_output(event: str, text: str) -> str:
 # -- the hooks -------------------------------------------------------------------------------------------
 def session_start(payload: dict[str, Any], budget: int) -> str:
     from mcp_memory_core.models import SearchHit
+    from mcp_memory_core.protocols import TokenCounting
     from mcp_memory_core.recall import approximate_tokens, pack
 
     engine = open_engine(payload, create=False)
@@ -166,8 +167,9 @@ def session_start(payload: dict[str, Any], budget: int) -> str:
             page.memories, key=lambda m: (not m.pinned, -m.importance, -m.updated_at.timestamp())
         )
         hits = [SearchHit(m, score=0.0, matched_id=None, similarity=None, parts={}) for m in ordered]
-        counter = getattr(engine.embedder, "count_tokens", None)
-        return pack(hits, budget, counter if callable(counter) else approximate_tokens, engine.clock()).text
+        embedder = engine.embedder
+        counter = embedder.count_tokens if isinstance(embedder, TokenCounting) else approximate_tokens
+        return pack(hits, budget, counter, engine.clock()).text
     finally:
         engine.close()
 

@@ -1,0 +1,136 @@
+"""Reading a file: only regular files, its format guessed from its first bytes, validated whole."""
+
+from __future__ import annotations
+
+import json
+import stat
+import zipfile
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+from typing import Literal, TextIO
+
+from ..errors import InvalidInputError
+from ..models import (
+    DEFAULT_NAMESPACE,
+    LOCAL_USER,
+    MemoryType,
+)
+from ..validation import (
+    DEFAULT_LIMITS,
+    Limits,
+)
+from .chatgpt import read_chatgpt
+from .import_file import ENCODING, ImportFile
+from .knowledge_graph import parse_knowledge_graph
+from .mcp_format import FORMAT_NAME, read_mcp_memory_jsonl
+
+FORMATS = ("mcp-memory", "chatgpt", "mcp-knowledge-graph")
+Format = Literal["mcp-memory", "chatgpt", "mcp-knowledge-graph"]
+
+DETECT_LINE_CHARS = 1 << 20  # of the first line, read to guess a file's format
+
+
+def _require_regular_file(path: Path) -> None:
+    """Only a regular file is read: a device or a pipe (``/dev/zero``) may never end."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # opening it reports what is wrong
+    if not stat.S_ISREG(mode):
+        raise InvalidInputError(
+            f"{path} is not a regular file: save what you want to import to a file and import that."
+        )
+
+
+def _first_line(handle: TextIO) -> str:
+    """The first line that is not blank, cut at DETECT_LINE_CHARS (a file of one huge line is not
+    read whole to guess its format)."""
+    while line := handle.readline(DETECT_LINE_CHARS):
+        if line.strip():
+            return line
+    return ""
+
+
+def detect_format(path: Path) -> Format:
+    """Guess a file's format from its first bytes: a zip or a JSON list is a ChatGPT export; JSON
+    Lines with an mcp-memory header is ours; ``"type": "entity"|"relation"`` lines are a knowledge graph."""
+    _require_regular_file(path)
+    if zipfile.is_zipfile(path):
+        return "chatgpt"
+    with path.open(encoding=ENCODING, errors="replace") as handle:
+        head = handle.read(4096).lstrip()
+        handle.seek(0)
+        first = _first_line(handle)
+    if head.startswith("["):
+        return "chatgpt"
+    try:
+        data = json.loads(first)
+    except json.JSONDecodeError:
+        data = None
+    if isinstance(data, dict):
+        if data.get("format") == FORMAT_NAME:
+            return "mcp-memory"
+        if data.get("type") in ("entity", "relation"):
+            return "mcp-knowledge-graph"
+    raise InvalidInputError(f"Cannot tell the format of {path}; pass --format ({', '.join(FORMATS)}).")
+
+
+def read_memories(
+    path: Path,
+    format: Format,
+    *,
+    namespace: str = DEFAULT_NAMESPACE,
+    now: datetime | None = None,
+    include_assistant: bool = False,
+    memory_type: MemoryType | None = None,
+    owner: str = LOCAL_USER,
+    limits: Limits = DEFAULT_LIMITS,
+) -> ImportFile:
+    """Read and validate a whole file before anything is written (a bad line late in a file must not
+    leave half an import behind; pass the importing engine's ``limits``). ``namespace`` is the target of the chatgpt and knowledge-graph
+    formats; mcp-memory records keep their own, and ``memory_type`` (default: semantic — imported
+    history is usually older than the episodic lifetime and would expire at once) applies to those
+    two formats only. ``owner`` owns what the file does not give an owner (every memory of the
+    chatgpt and knowledge-graph formats)."""
+    _require_regular_file(path)
+    read = _read_memories(path, format, namespace, now, include_assistant, memory_type, owner, limits)
+    if format == "mcp-memory":
+        return read
+    owned = [m if m.owner == owner else m.model_copy(update={"owner": owner}) for m in read]
+    return replace(read, memories=owned)
+
+
+def _read_memories(
+    path: Path,
+    format: Format,
+    namespace: str,
+    now: datetime | None,
+    include_assistant: bool,
+    memory_type: MemoryType | None,
+    owner: str,
+    limits: Limits,
+) -> ImportFile:
+    if format == "chatgpt":
+        return read_chatgpt(
+            path,
+            namespace=namespace,
+            include_assistant=include_assistant,
+            memory_type=memory_type or MemoryType.SEMANTIC,
+            limits=limits,
+        )
+    try:
+        with path.open(encoding=ENCODING) as handle:
+            if format == "mcp-memory":
+                return read_mcp_memory_jsonl(handle, owner=owner, limits=limits)
+            if format == "mcp-knowledge-graph":
+                return parse_knowledge_graph(
+                    handle,
+                    namespace=namespace,
+                    now=now,
+                    memory_type=memory_type or MemoryType.SEMANTIC,
+                    limits=limits,
+                )
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(f"{path}: not UTF-8 text ({exc.reason}).") from None
+    raise InvalidInputError(f"Unknown import format {format!r}; choose one of: {', '.join(FORMATS)}.")
