@@ -68,7 +68,10 @@ async def timeline(
                 )
                 first_search = time.perf_counter() - started
                 assert not result.is_error, result.content
-                assert json.loads(getattr(result.content[0], "text", "{}"))["results"], result.content
+                # The search ranked stored memories: it returned some, or the relevance floor held the
+                # best back (the 100k file's synthetic vectors are unrelated to any question).
+                answer = json.loads(getattr(result.content[0], "text", "{}"))
+                assert answer["results"] or answer.get("held_back", 0) > 0, result.content
     return initialized, first_search
 
 
