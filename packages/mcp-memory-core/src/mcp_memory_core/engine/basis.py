@@ -84,6 +84,10 @@ class EngineBasis:
         self._opened = False
         # Checked once: every call asks, and an isinstance check on a protocol costs tens of µs.
         self._refreshing = isinstance(store, Refreshing)
+        self._build_parts()
+
+    def _build_parts(self) -> None:
+        """Build what works over these services (the facade's parts); the basis alone has none."""
 
     # -- the store's lifecycle -------------------------------------------------------------------
     def open(self) -> None:

@@ -21,11 +21,7 @@ from datetime import datetime
 from typing import Any
 
 from ..filters import NO_FILTERS, Filters
-from ..lifecycle import TTLPolicy
 from ..models import (
-    DEDUP_THRESHOLD,
-    DEFAULT_NAMESPACE,
-    DUPLICATE_THRESHOLD,
     DeleteOutcome,
     ImportOutcome,
     Memory,
@@ -36,13 +32,11 @@ from ..models import (
     SearchResults,
     StoreOutcome,
     UpdateOutcome,
-    utcnow,
 )
-from ..protocols import Embedder, Ranker, Reranker, Store, StoredVectors
+from ..protocols import Reranker, StoredVectors
 from ..recall import Recall
-from ..relevance import RelevanceFloor
 from ..scope import ALL_NAMESPACES, Scope
-from ..validation import DEFAULT_LIMITS, Limits, nul_refusals
+from ..validation import nul_refusals
 from .basis import EngineBasis
 from .chains import Chains
 from .imports import Imports
@@ -74,46 +68,9 @@ class MemoryEngine(EngineBasis):
     ``search_pipeline`` and ``maintenance``.
     """
 
-    def __init__(
-        self,
-        store: Store,
-        embedder: Embedder,
-        ranker: Ranker,
-        *,
-        namespace: str = DEFAULT_NAMESPACE,
-        clock: Callable[[], datetime] = utcnow,
-        track_access: bool = True,
-        ttl: TTLPolicy | None = None,
-        dedup_threshold: float = DEDUP_THRESHOLD,
-        duplicate_threshold: float = DUPLICATE_THRESHOLD,
-        conflict_policy: str = "report",
-        context: Mapping[str, Any] | None = None,
-        default_scope: Scope | None = None,
-        require_scope: bool = False,
-        limits: Limits = DEFAULT_LIMITS,
-        relevance_floor: RelevanceFloor | None = None,
-        rerankers: Iterable[Reranker] = (),
-        reranker_timeout: float = 2.0,
-    ) -> None:
-        super().__init__(
-            store,
-            embedder,
-            ranker,
-            namespace=namespace,
-            clock=clock,
-            track_access=track_access,
-            ttl=ttl,
-            dedup_threshold=dedup_threshold,
-            duplicate_threshold=duplicate_threshold,
-            conflict_policy=conflict_policy,
-            context=context,
-            default_scope=default_scope,
-            require_scope=require_scope,
-            limits=limits,
-            relevance_floor=relevance_floor,
-            rerankers=rerankers,
-            reranker_timeout=reranker_timeout,
-        )
+    def _build_parts(self) -> None:
+        """The parts each call is handed to, over this engine's basis (its constructor is
+        :class:`~.basis.EngineBasis`'s, which calls this last)."""
         self.chains = Chains(self)
         self.maintenance = Maintenance(self)
         self.writes = Writes(self, self.chains)
