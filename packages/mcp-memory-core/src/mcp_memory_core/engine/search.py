@@ -154,7 +154,7 @@ class SearchPipeline:
             k = min(k * 4, MAX_KNN_K)
         by_keyword = _best_per_head(keyword_pairs, heads)
         keyword_only = [h for h in by_keyword if h not in by_vector]
-        similar = self._similarity_of(vector, keyword_only, by_keyword, where)
+        similar = self._similarity_of(vector, keyword_only, by_keyword, heads, where)
         return _candidates(heads, by_vector, by_keyword, keyword_only, similar)
 
     def _similarity_of(
@@ -162,6 +162,7 @@ class SearchPipeline:
         vector: Vector,
         head_ids: Sequence[str],
         by_keyword: Mapping[str, tuple[str, float]],
+        heads: Mapping[str, Memory],
         where: MemoryFilter,
     ) -> dict[str, tuple[str, float]]:
         """head id -> (the best matching version's id, its similarity) for keyword matches beyond
@@ -171,15 +172,13 @@ class SearchPipeline:
         0.763 with it (docs/benchmarks.md)."""
         if not head_ids:
             return {}
-        chain_of = {head_id: head_id for head_id in head_ids}
-        chain_of.update({by_keyword[head_id][0]: head_id for head_id in head_ids})
-        ids = frozenset(chain_of) if where.ids is None else frozenset(chain_of) & where.ids
+        members: dict[str, Memory] = {}  # the head and the matched version, each -> the head
+        for head_id in head_ids:
+            version = by_keyword[head_id][0]
+            members[version] = members[head_id] = heads[version]
+        ids = frozenset(members) if where.ids is None else frozenset(members) & where.ids
         around = dataclasses.replace(where, ids=ids)
-        best: dict[str, tuple[str, float]] = {}
-        for memory_id, similarity in self._basis.store.knn(vector, len(chain_of), around):
-            if math.isfinite(similarity):
-                best.setdefault(chain_of[memory_id], (memory_id, float(similarity)))
-        return best
+        return _best_per_head(self._basis.store.knn(vector, len(members), around), members)
 
     def _with_neighbours(
         self,
