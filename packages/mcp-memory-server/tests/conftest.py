@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
+from starlette.applications import Starlette
 
 from mcp_memory_core.settings import Settings
 
@@ -46,6 +47,22 @@ def app(settings: Settings) -> Iterator[Any]:
     server = build_app(settings)
     yield server
     server.memory_service.close()
+
+
+@pytest.fixture
+def ui(settings: Settings) -> Iterator[tuple[Starlette, Any]]:
+    """The web UI of a server without auth (the local user), on the fakes: the Starlette app it is
+    mounted on, and the UI app."""
+    from mcp_memory_server.runtime.assembly import build_engine
+    from mcp_memory_server.runtime.http_security import http_security
+    from mcp_memory_server.runtime.service import MemoryService
+    from mcp_memory_server.web.mount import mount_ui
+
+    service = MemoryService(settings, lambda s: build_engine(s, require_scope=False))
+    app = Starlette()
+    ui_app = mount_ui(app, service, http_security("127.0.0.1", 8000, tokens=None))
+    yield app, ui_app
+    service.close()
 
 
 @pytest.fixture(params=["auto", "legacy"])

@@ -6,33 +6,14 @@ from __future__ import annotations
 import html
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from click.testing import CliRunner
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from mcp_memory_core.settings import Settings
-
 BASE = "http://127.0.0.1:8000"
-
-
-@pytest.fixture
-def ui(settings: Settings) -> Iterator[tuple[Starlette, Any]]:
-    """The UI of a server without auth (the local user), on the fakes."""
-    from mcp_memory_server.runtime.assembly import build_engine
-    from mcp_memory_server.runtime.http_security import http_security
-    from mcp_memory_server.runtime.service import MemoryService
-    from mcp_memory_server.web.mount import mount_ui
-
-    service = MemoryService(settings, lambda s: build_engine(s, require_scope=False))
-    app = Starlette()
-    ui_app = mount_ui(app, service, http_security("127.0.0.1", 8000, tokens=None))
-    yield app, ui_app
-    service.close()
 
 
 def chatgpt_file(tmp_path: Path, days_ago: float) -> Path:

@@ -18,21 +18,6 @@ BASE = "http://127.0.0.1:8000"
 BOUNDARY = "mcp-memory-test-boundary"
 
 
-@pytest.fixture
-def ui(settings: Settings) -> Iterator[tuple[Starlette, Any]]:
-    """The UI of a server without auth (the local user), on the fakes."""
-    from mcp_memory_server.runtime.assembly import build_engine
-    from mcp_memory_server.runtime.http_security import http_security
-    from mcp_memory_server.runtime.service import MemoryService
-    from mcp_memory_server.web.mount import mount_ui
-
-    service = MemoryService(settings, lambda s: build_engine(s, require_scope=False))
-    app = Starlette()
-    ui_app = mount_ui(app, service, http_security("127.0.0.1", 8000, tokens=None))
-    yield app, ui_app
-    service.close()
-
-
 def stored(ui_app: Any) -> list[Any]:
     return list(ui_app.service.engine().store.iter_all())
 
