@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,15 +25,7 @@ import numpy.typing as npt
 from mcp_memory_core.protocols import text_list
 from mcp_memory_core.relevance import ALL_MINILM_L6_V2, RelevanceFloor
 
-from .models import (
-    EMBEDDING,
-    ModelDescription,
-    ModelFilesError,
-    default_cache_dir,
-    describe,
-    fastembed_version,
-    open_model,
-)
+from .models import EMBEDDING, LocalModel, ModelFilesError, fastembed_version
 
 log = logging.getLogger(__name__)
 
@@ -72,11 +62,7 @@ PREFIXES: dict[str, tuple[str, str]] = {
 }
 
 
-def default_threads() -> int:
-    return max(1, min(2, os.cpu_count() or 1))
-
-
-class FastembedEmbedder:
+class FastembedEmbedder(LocalModel):
     """A fastembed text-embedding model. Thread-safe; loads lazily; never downloads.
 
     :param model: fastembed's name of the model (``BAAI/bge-small-en-v1.5``,
@@ -89,6 +75,8 @@ class FastembedEmbedder:
         model's own, from :data:`PREFIXES`, or none).
     """
 
+    kind = EMBEDDING
+
     def __init__(
         self,
         model: str = DEFAULT_MODEL,
@@ -100,14 +88,9 @@ class FastembedEmbedder:
         query_prefix: str | None = None,
         passage_prefix: str | None = None,
     ) -> None:
-        if threads is not None and threads < 1:
-            raise ValueError(f"threads must be >= 1, got {threads}")
+        super().__init__(model, path=path, cache_dir=cache_dir, threads=threads)
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-        self.model_name = model
-        self.path = Path(path).expanduser() if path is not None else None
-        self.cache_dir = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
-        self.threads = threads if threads is not None else default_threads()
         self.batch_size = batch_size
         self._prefix_settings = (query_prefix, passage_prefix)
         # Read when the engine is built, before the MCP handshake: decided from the name, no import.
@@ -117,9 +100,6 @@ class FastembedEmbedder:
             if model.strip().lower() in MINILM_NAMES and not (query_prefix or passage_prefix)
             else None
         )
-        self._lock = threading.Lock()
-        self._description: ModelDescription | None = None
-        self._model: Any = None
 
     def __repr__(self) -> str:
         state = "loaded" if self._model is not None else "not loaded"
@@ -127,13 +107,6 @@ class FastembedEmbedder:
         return f"FastembedEmbedder({self.model_name!r}, {where}, threads={self.threads}, {state})"
 
     # -- metadata -------------------------------------------------------------------------------------
-
-    @property
-    def description(self) -> ModelDescription:
-        """fastembed's description of the model (imports fastembed; UnknownModelError for a bad name)."""
-        if self._description is None:
-            self._description = describe(EMBEDDING, self.model_name)
-        return self._description
 
     @property
     def prefixes(self) -> tuple[str, str]:
@@ -159,29 +132,23 @@ class FastembedEmbedder:
             raise ModelFilesError(f"fastembed declares no dimensions for {self.description.name}.")
         return dim
 
-    @property
-    def loaded(self) -> bool:
-        return self._model is not None
-
     # -- loading --------------------------------------------------------------------------------------
 
     def load(self) -> None:
         """Open the model from the folder or the cache (idempotent, thread-safe, no network)."""
-        if self._model is not None:
-            return
-        with self._lock:
-            if self._model is not None:
-                return
-            model = open_model(EMBEDDING, self.description, self.cache_dir, self.path, self.threads)
-            width = np.asarray(next(iter(model.embed(["ok"])))).shape[-1]
-            if width != self.dimensions:
-                raise ModelFilesError(
-                    f"The files loaded as {self.description.name} from "
-                    f"{self.path or self.cache_dir} give {width}-d vectors, not its {self.dimensions}: "
-                    f"they are another model's; put the files of {self.description.source} there."
-                )
-            self._model = model  # last: marks the embedder as loaded
-            log.info("Loaded %s (%d threads)", self.model_id, self.threads)
+        self._load_once(self._checked)
+
+    def _checked(self) -> Any:
+        model = self._open()
+        width = np.asarray(next(iter(model.embed(["ok"])))).shape[-1]
+        if width != self.dimensions:
+            raise ModelFilesError(
+                f"The files loaded as {self.description.name} from "
+                f"{self.path or self.cache_dir} give {width}-d vectors, not its {self.dimensions}: "
+                f"they are another model's; put the files of {self.description.source} there."
+            )
+        log.info("Loaded %s (%d threads)", self.model_id, self.threads)
+        return model
 
     def close(self) -> None:
         """Release the model (a later embed loads it again)."""

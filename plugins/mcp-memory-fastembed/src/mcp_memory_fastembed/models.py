@@ -12,6 +12,8 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import shlex
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -185,3 +187,57 @@ def open_model(
             + (f" or replace the folder's files with those of {model.source}." if folder else ".")
         ) from exc
     return instance
+
+
+def default_threads() -> int:
+    return max(1, min(2, os.cpu_count() or 1))
+
+
+class LocalModel:
+    """A fastembed model of ``kind`` opened once, on first use, from files on this machine: what
+    the embedder and the cross-encoder share (the name, where the files are, the threads, the
+    description read from fastembed's list, and a load that runs once however many threads ask)."""
+
+    kind: ModelKind
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        path: str | os.PathLike[str] | None,
+        cache_dir: str | os.PathLike[str] | None,
+        threads: int | None,
+    ) -> None:
+        if threads is not None and threads < 1:
+            raise ValueError(f"threads must be >= 1, got {threads}")
+        self.model_name = model
+        self.path = Path(path).expanduser() if path is not None else None
+        self.cache_dir = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
+        self.threads = threads if threads is not None else default_threads()
+        self._lock = threading.Lock()
+        self._description: ModelDescription | None = None
+        self._model: Any = None
+
+    @property
+    def description(self) -> ModelDescription:
+        """fastembed's description of the model (imports fastembed; UnknownModelError for a bad name)."""
+        if self._description is None:
+            self._description = describe(self.kind, self.model_name)
+        return self._description
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def _open(self) -> Any:
+        """The model, opened from the folder or the cache (no network)."""
+        return open_model(self.kind, self.description, self.cache_dir, self.path, self.threads)
+
+    def _load_once(self, opened: Callable[[], Any]) -> None:
+        """Set the model to ``opened()`` unless it is set (idempotent, thread-safe); it is set last,
+        so a model that fails a check in ``opened`` never counts as loaded."""
+        if self._model is not None:
+            return
+        with self._lock:
+            if self._model is None:
+                self._model = opened()

@@ -10,17 +10,14 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 from collections.abc import Sequence
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from mcp_memory_core import ScoredCandidate
 from mcp_memory_core.errors import MemoryServerError
 
-from .embedder import default_threads
-from .models import CROSS_ENCODER, ModelDescription, default_cache_dir, describe, open_model
+from .models import CROSS_ENCODER, LocalModel
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +26,7 @@ DEFAULT_MODEL = "Xenova/ms-marco-MiniLM-L-6-v2"
 DEFAULT_DEPTH = 20
 
 
-class CrossEncoderReranker:
+class CrossEncoderReranker(LocalModel):
     """A fastembed cross-encoder as a reranker. Thread-safe; loads in ``load()``; never downloads.
 
     :param model: fastembed's name of the cross-encoder.
@@ -40,6 +37,7 @@ class CrossEncoderReranker:
     """
 
     name = NAME
+    kind = CROSS_ENCODER
     heavy = True  # a model: the server loads it in the background after the MCP handshake
 
     def __init__(
@@ -53,44 +51,27 @@ class CrossEncoderReranker:
     ) -> None:
         if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
             raise ValueError(f"depth must be a whole number of at least 1; got {depth!r}")
-        if threads is not None and threads < 1:
-            raise ValueError(f"threads must be >= 1, got {threads}")
-        self.model_name = model
-        self.path = Path(path).expanduser() if path is not None else None
-        self.cache_dir = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
+        super().__init__(model, path=path, cache_dir=cache_dir, threads=threads)
         self.depth = depth
-        self.threads = threads if threads is not None else default_threads()
-        self._lock = threading.Lock()
-        self._description: ModelDescription | None = None
-        self._model: Any = None
 
     def __repr__(self) -> str:
         state = "loaded" if self._model is not None else "not loaded"
         return f"CrossEncoderReranker({self.model_name!r}, depth={self.depth}, {state})"
 
-    @property
-    def description(self) -> ModelDescription:
-        if self._description is None:
-            self._description = describe(CROSS_ENCODER, self.model_name)
-        return self._description
-
     def load(self) -> None:
         """Open the model from the folder or the cache (idempotent, thread-safe, no network)."""
-        if self._model is not None:
-            return
-        with self._lock:
-            if self._model is not None:
-                return
-            try:
-                self._model = open_model(
-                    CROSS_ENCODER, self.description, self.cache_dir, self.path, self.threads
-                )
-            except MemoryServerError as exc:
-                # The engine skips a reranker that failed to load, and its warning keeps only the
-                # start of the reason: the whole sentence (the download command) goes to the log.
-                log.error("%s", exc)
-                raise
-            log.info("Loaded the cross-encoder %s (%d threads)", self.description.name, self.threads)
+        self._load_once(self._logged)
+
+    def _logged(self) -> Any:
+        try:
+            model = self._open()
+        except MemoryServerError as exc:
+            # The engine skips a reranker that failed to load, and its warning keeps only the
+            # start of the reason: the whole sentence (the download command) goes to the log.
+            log.error("%s", exc)
+            raise
+        log.info("Loaded the cross-encoder %s (%d threads)", self.description.name, self.threads)
+        return model
 
     def rerank(self, query: str, ranked: Sequence[ScoredCandidate], now: datetime) -> list[ScoredCandidate]:
         if not ranked:
