@@ -35,9 +35,9 @@ def test_a_reply_that_matches_nothing_is_found_through_its_question(engine):
 
 def test_neighbours_never_cross_the_scope(engine):
     """Two users naming the same thread: each one's conversation skips over the other's turns."""
-    engine.store_memory("Alice: the deploy of atlas failed twice", thread="standup", scope=ALICE)
+    engine.store_memory("Alice: why did the deploy of atlas fail twice?", thread="standup", scope=ALICE)
     secret = engine.store_memory("Bob: my private salary talk", thread="standup", scope=BOB)
-    after = engine.store_memory("Dan: we roll back tomorrow", thread="standup", scope=ALICE)
+    after = engine.store_memory("Dan: a bad migration; we roll back tomorrow", thread="standup", scope=ALICE)
     hits = engine.search_memories("deploy of atlas failed", limit=10, scope=ALICE)
     assert secret.memory.id not in {h.memory.id for h in hits}
     by_id = {h.memory.id: h for h in hits}

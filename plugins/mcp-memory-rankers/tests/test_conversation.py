@@ -33,7 +33,7 @@ def test_a_reply_borrows_from_the_question_it_answers():
         "camping trip", [stranger, reply, question], NOW
     )
     by_id = {s.candidate.memory.id: s for s in ranked}
-    assert by_id[reply.memory.id].parts["neighbour"] == pytest.approx(0.2 * 0.7 * 0.70)
+    assert by_id[reply.memory.id].parts["neighbour"] == pytest.approx(0.3 * 0.7 * 0.70)
     assert by_id[stranger.memory.id].parts["neighbour"] == 0
     assert [s.candidate.memory.id for s in ranked].index(reply.memory.id) < [
         s.candidate.memory.id for s in ranked
@@ -42,6 +42,18 @@ def test_a_reply_borrows_from_the_question_it_answers():
         "camping trip", [stranger, reply, question], NOW
     )
     assert alone[1].candidate.memory.id == stranger.memory.id  # without its question, the reply is last
+
+
+def test_a_reply_to_a_statement_borrows_no_score_but_its_keywords():
+    """Only an answer is about what the turn before it said: "Caroline: that sounds lovely! how are
+    the kids?" after a statement moves on, so it borrows nothing of the statement's score; the
+    statement's keyword evidence still counts, down-weighted, as its own."""
+    statement = make_candidate("Mel: we went camping in the mountains.", 0.7, keyword_score=8.0, thread="s")
+    reply = make_candidate("Caroline: that sounds lovely! how are the kids?", 0.3, thread="s")
+    statement, reply = linked(statement, reply)
+    scored = {s.candidate.memory.id: s for s in HybridRanker().rank("camping", [statement, reply], NOW)}
+    assert scored[reply.memory.id].parts["neighbour"] == 0
+    assert scored[reply.memory.id].parts["keyword"] > 0
 
 
 def test_the_previous_turns_keywords_count_for_the_reply():

@@ -46,6 +46,12 @@ def speaker_of(memory: Memory) -> str | None:
     return None
 
 
+def asks(memory: Memory) -> bool:
+    """True when the turn asks something: its text ends with a question mark ("Mel: did you go
+    camping?", "That sounds fun! Where did you go?"). A reply to it is about what it asked."""
+    return memory.content.rstrip().endswith("?")
+
+
 def is_reply(memory: Memory, previous: Memory) -> bool:
     """True when ``memory`` answers ``previous``: both have a speaker, and they differ."""
     mine, theirs = speaker_of(memory), speaker_of(previous)

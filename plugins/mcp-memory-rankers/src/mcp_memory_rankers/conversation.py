@@ -3,11 +3,13 @@
 Three lifts on top of a ranker's own score ``s`` (each measured on the LoCoMo dev split; see
 docs/benchmarks.md for the figures and commands):
 
-- **neighbour**: a reply (:func:`mcp_memory_core.turns.is_reply`: the turn just before it in its
-  thread was said by someone else) borrows ``neighbour_weight · s(previous turn)`` — it inherits
-  part of its question's score — and the keyword evidence of the previous turn counts,
-  down-weighted, as its own (done by the ranker before fusion). Unrelated facts one session stored
-  in a row (no speakers, or the same one) borrow nothing from each other;
+- **neighbour**: an answer — a reply (:func:`mcp_memory_core.turns.is_reply`: the turn just before
+  it in its thread was said by someone else) to a turn that asked something
+  (:func:`mcp_memory_core.turns.asks`) — borrows ``neighbour_weight · s(previous turn)``: "Caroline:
+  yes, the kids loved it" is about the camping trip Mel asked about. A reply to a statement borrows
+  no score (it often changes the subject), but the keyword evidence of any reply's previous turn
+  counts, down-weighted, as its own (done by the ranker before fusion). Unrelated facts one session
+  stored in a row (no speakers, or the same one) borrow nothing from each other;
 - **thread**: every memory gets ``thread_weight ·`` the mean of the two best scores in its thread, so
   the conversation a question is about rises together. Only a conversation is a thread here
   (:func:`mcp_memory_core.turns.in_conversation`: a thread the client named, or turns with speakers);
@@ -28,14 +30,14 @@ from datetime import datetime
 
 from mcp_memory_core import Candidate
 from mcp_memory_core.query_dates import TimeSpan, dates_in
-from mcp_memory_core.turns import in_conversation, is_reply
+from mcp_memory_core.turns import asks, in_conversation, is_reply
 
 THREAD_TOP = 2  # a thread's prior: the mean of its best two scores
 
 
 @dataclass(frozen=True)
 class ContextWeights:
-    neighbour: float = 0.2
+    neighbour: float = 0.3
     thread: float = 0.3
     date: float = 0.3
     date_after_days: float = 7.0
@@ -78,9 +80,10 @@ def contextual_parts(
     now: datetime,
 ) -> dict[str, dict[str, float]]:
     """memory id -> {"neighbour", "thread", "date"} lifts to add to ``scores`` (the ranker's own)."""
+    answered = _answered_questions(candidates, answers)
     lifted = {
         c.memory.id: scores[c.memory.id]
-        + (weights.neighbour * scores[answers[c.memory.id]] if c.memory.id in answers else 0.0)
+        + (weights.neighbour * scores[answered[c.memory.id]] if c.memory.id in answered else 0.0)
         for c in candidates
     }
     by_thread: dict[str, list[float]] = {}
@@ -102,6 +105,13 @@ def contextual_parts(
         }
         for c in candidates
     }
+
+
+def _answered_questions(candidates: Sequence[Candidate], answers: Mapping[str, str]) -> dict[str, str]:
+    """The replies of ``answers`` whose previous turn asked something: reply id -> question id."""
+    previous = set(answers.values())
+    asked = {c.memory.id for c in candidates if c.memory.id in previous and asks(c.memory)}
+    return {reply: question for reply, question in answers.items() if question in asked}
 
 
 def date_closeness(spans: Sequence[TimeSpan], when: datetime, weights: ContextWeights) -> float:

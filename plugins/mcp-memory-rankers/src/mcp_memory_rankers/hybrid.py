@@ -59,7 +59,9 @@ class HybridSettings(BaseSettings):
         description="Power of the semantic gate when the vector channel is focused (1 otherwise)",
     )
     neighbour_weight: float = Field(
-        default=0.2, ge=0, description="Share of the previous turn's score a memory borrows"
+        default=0.3,
+        ge=0,
+        description="Share of the previous turn's score a reply borrows when that turn asked something",
     )
     neighbour_keyword_weight: float = Field(
         default=0.3,
