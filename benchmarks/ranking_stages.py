@@ -2,12 +2,13 @@
 a spawned server), each adding one part of the ranking to the one before.
 
 - ``vector``: the hybrid ranker with only its vector channel (keyword, neighbour, neighbour-keyword,
-  thread and date weights 0), no relevance floor: the product's vector channel with its chains and
+  thread, date and question weights 0), no relevance floor: the product's vector channel with its chains and
   scope resolution, to compare with plain cosine. It differs from plain cosine of each whole memory
   where memories have several sentences: the server also embeds each sentence and a memory counts
   with its best one;
 - ``keyword``: + the keyword channel at its default weight, semantic gate on;
-- ``context``: + the conversation lifts (neighbour, thread, date) at their defaults;
+- ``context``: + the conversation lifts (neighbour, thread, date) and the question discount at their
+  defaults;
 - ``shipped``: the server's defaults, which add the relevance floor.
 """
 
@@ -23,8 +24,11 @@ CONTEXT_OFF = {
     "MCP_MEMORY_HYBRID_NEIGHBOUR_KEYWORD_WEIGHT": "0",
     "MCP_MEMORY_HYBRID_THREAD_WEIGHT": "0",
     "MCP_MEMORY_HYBRID_DATE_WEIGHT": "0",
+    "MCP_MEMORY_HYBRID_QUESTION_WEIGHT": "0",
 }
-CONTEXT_PARTS = frozenset({"neighbour", "thread", "date"})  # the hybrid ranker's score parts they fill
+CONTEXT_PARTS = frozenset(
+    {"neighbour", "thread", "date", "question"}
+)  # the hybrid ranker's score parts they fill
 
 
 @dataclass(frozen=True)
@@ -79,7 +83,12 @@ def _stages() -> Iterator[Stage]:
         CONTEXT_PARTS,
         floor=False,
     )
-    yield Stage("context", "+ the conversation lifts (neighbour, thread, date)", dict(FLOOR_OFF), floor=False)
+    yield Stage(
+        "context",
+        "+ the conversation lifts (neighbour, thread, date) and the question discount",
+        dict(FLOOR_OFF),
+        floor=False,
+    )
     yield Stage("shipped", "the server's defaults, which add the relevance floor (rows without a stage)")
 
 

@@ -159,3 +159,33 @@ def test_a_role_in_metadata_is_a_speaker():
     question, reply = linked(question, reply)
     scored = {s.candidate.memory.id: s for s in HybridRanker().rank("camping", [question, reply], NOW)}
     assert scored[reply.memory.id].parts["neighbour"] > 0
+
+
+def test_a_turn_that_only_asks_ranks_below_the_answer_it_is_as_close_to():
+    """ "When are you opening the studio?" names the studio's opening without saying anything about
+    it: at the same similarity, the turn that says something ranks first."""
+    asking = make_candidate("Gina: When are you opening the studio?", 0.6, thread="s")
+    telling = make_candidate("Jon: The studio opens tomorrow. It took me six months.", 0.6, thread="t")
+    ranked = HybridRanker().rank("when does the studio open?", [asking, telling], NOW)
+    assert ranked[0].candidate is telling
+    parts = {s.candidate.memory.id: s.parts for s in ranked}
+    asked = parts[asking.memory.id]
+    assert asked["question"] == pytest.approx(-0.2 * sum(v for k, v in asked.items() if k != "question"))
+    assert parts[telling.memory.id]["question"] == 0
+    off = HybridRanker(HybridSettings(question_weight=0)).rank("studio", [asking], NOW)
+    assert off[0].parts["question"] == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "discounted"),
+    [
+        ("Gina: When are you opening the studio?", True),
+        ("Gina: Wow, congrats! That's huge. How long did it take?", True),
+        ("Gina: One. Two. Three. Four. Five sentences before asking?", False),  # said something first
+        ("Gina: The studio opens tomorrow.", False),
+        ("When does the user's studio open?", False),  # a fact an agent stored, not a turn
+    ],
+)
+def test_only_a_turn_that_mostly_asks_is_discounted(text, discounted):
+    (scored,) = HybridRanker().rank("studio", [make_candidate(text, 0.5, thread="s")], NOW)
+    assert (scored.parts["question"] < 0) is discounted

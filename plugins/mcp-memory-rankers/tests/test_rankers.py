@@ -51,7 +51,7 @@ def test_hybrid_keyword_lifts_an_exact_match():
     for method in ("linear", "rrf"):
         ranked = HybridRanker(HybridSettings(method=method)).rank("rare word", [semantic, exact], NOW)
         assert ranked[0].candidate is exact, method
-        assert set(ranked[0].parts) == {"vector", "keyword", "neighbour", "thread", "date"}
+        assert set(ranked[0].parts) == {"vector", "keyword", "neighbour", "thread", "date", "question"}
         assert ranked[0].score == pytest.approx(sum(ranked[0].parts.values()))
 
 

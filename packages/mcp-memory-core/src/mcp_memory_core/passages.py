@@ -31,6 +31,11 @@ def leading_label(text: str) -> str | None:
     return match.group(1).strip()
 
 
+def sentence_count(text: str) -> int:
+    """How many sentences ``text`` has (each run of text ended by . ! ? … or a line break)."""
+    return sum(1 for s in _SENTENCE_END.split(text) if s.strip())
+
+
 def split_passages(text: str) -> list[str]:
     """The texts to embed for one memory: the whole text first, then its sentences (if ≥ 2 qualify)."""
     sentences = [s.strip() for s in _SENTENCE_END.split(text) if len(s.split()) >= MIN_WORDS]

@@ -13,7 +13,9 @@ from __future__ import annotations
 from functools import lru_cache
 
 from .models import Memory
-from .passages import leading_label
+from .passages import leading_label, sentence_count
+
+MAX_QUESTION_SENTENCES = 4  # a longer turn that ends by asking has said something first
 
 # The thread the server gives what one MCP session stores when the client names none.
 SESSION_THREAD_PREFIX = "mcp-session:"
@@ -50,6 +52,17 @@ def asks(memory: Memory) -> bool:
     """True when the turn asks something: its text ends with a question mark ("Mel: did you go
     camping?", "That sounds fun! Where did you go?"). A reply to it is about what it asked."""
     return memory.content.rstrip().endswith("?")
+
+
+def mostly_asks(memory: Memory) -> bool:
+    """True for a turn of a conversation (it has a speaker) that ends by asking and says little else
+    (at most ``MAX_QUESTION_SENTENCES`` sentences): "Gina: When are you opening the studio?" names
+    what a question about the opening is about without answering it."""
+    return (
+        speaker_of(memory) is not None
+        and asks(memory)
+        and sentence_count(memory.content) <= MAX_QUESTION_SENTENCES
+    )
 
 
 def is_reply(memory: Memory, previous: Memory) -> bool:

@@ -1,6 +1,6 @@
 """Ranking in context: a memory is a turn of a conversation and happened on a day.
 
-Three lifts on top of a ranker's own score ``s`` (each measured on the LoCoMo dev split; see
+Three lifts and one discount on top of a ranker's own score ``s`` (each measured on the LoCoMo dev split; see
 docs/benchmarks.md for the figures and commands):
 
 - **neighbour**: an answer — a reply (:func:`mcp_memory_core.turns.is_reply`: the turn just before
@@ -18,7 +18,11 @@ docs/benchmarks.md for the figures and commands):
 - **date**: when the query names a time ("in May 2023", "on 3 June", "last week"), memories whose
   ``occurred_at`` lies in it get ``date_weight``, fading with the days outside it (faster before the
   span than after it: people talk about an event in the days after it happened). Relative phrases
-  count from the newest ``occurred_at`` among the candidates, never later than now.
+  count from the newest ``occurred_at`` among the candidates, never later than now;
+- **question** (a discount): a turn that mostly asks (:func:`mcp_memory_core.turns.mostly_asks`:
+  it ends with a question mark after at most four sentences) gives up ``question_weight`` of its
+  lifted score. "Gina: When are you opening the studio?" shares the words of "how long did it take
+  Jon to open his studio?" but holds no answer; the answer is in the turns around it.
 """
 
 from __future__ import annotations
@@ -28,9 +32,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from mcp_memory_core import Candidate
+from mcp_memory_core import Candidate, Memory
 from mcp_memory_core.query_dates import TimeSpan, dates_in
-from mcp_memory_core.turns import asks, in_conversation, is_reply
+from mcp_memory_core.turns import asks, in_conversation, is_reply, mostly_asks
 
 THREAD_TOP = 2  # a thread's prior: the mean of its best two scores
 
@@ -42,6 +46,7 @@ class ContextWeights:
     date: float = 0.3
     date_after_days: float = 7.0
     date_before_days: float = 2.0
+    question: float = 0.2
 
 
 def questions(candidates: Sequence[Candidate]) -> dict[str, str]:
@@ -105,6 +110,11 @@ def contextual_parts(
         }
         for c in candidates
     }
+
+
+def question_part(memory: Memory, lifted: float, weights: ContextWeights) -> float:
+    """The discount of a turn that mostly asks: ``-question`` times its lifted score (0 otherwise)."""
+    return -weights.question * lifted if weights.question and mostly_asks(memory) else 0.0
 
 
 def _answered_questions(candidates: Sequence[Candidate], answers: Mapping[str, str]) -> dict[str, str]:

@@ -16,7 +16,8 @@ Two fusions, chosen by ``method``:
 
 A channel that did not return a candidate contributes nothing. On top of the fusion, the memory's
 conversation and date lift it (:mod:`.conversation`: the previous turn's score and keywords, the
-thread's best scores, dates named in the query); a weight of 0 turns a lift off. The defaults were
+thread's best scores, dates named in the query) and a turn that only asks gives up a share of its
+score; a weight of 0 turns a lift off. The defaults were
 chosen on the LoCoMo dev split (conversations 0-4) and the paraphrase set's dev half
 (benchmarks/data/paraphrase_facts.jsonl); docs/benchmarks.md has the figures.
 """
@@ -33,7 +34,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from mcp_memory_core import Candidate, ScoredCandidate
 from mcp_memory_core.relevance import background_similarity
 
-from .conversation import ContextWeights, contextual_parts, neighbour_keywords, questions
+from .conversation import ContextWeights, contextual_parts, neighbour_keywords, question_part, questions
 
 
 class HybridSettings(BaseSettings):
@@ -78,6 +79,13 @@ class HybridSettings(BaseSettings):
         default=7.0, gt=0, description="Days for the date lift to fade after the span"
     )
     date_before_days: float = Field(default=2.0, gt=0, description="Days for the date lift to fade before it")
+    question_weight: float = Field(
+        default=0.2,
+        ge=0,
+        le=1,
+        description="Share of its score a turn that mostly asks gives up (it names what it asks about "
+        "without answering it)",
+    )
 
     @property
     def context(self) -> ContextWeights:
@@ -87,6 +95,7 @@ class HybridSettings(BaseSettings):
             date=self.date_weight,
             date_after_days=self.date_after_days,
             date_before_days=self.date_before_days,
+            question=self.question_weight,
         )
 
 
@@ -125,6 +134,7 @@ class HybridRanker:
         scored = []
         for c in candidates:
             parts = {**fused[c.memory.id], **context[c.memory.id]}
+            parts["question"] = question_part(c.memory, sum(parts.values()), s.context)
             scored.append(ScoredCandidate(candidate=c, score=sum(parts.values()), parts=parts))
         order = sorted(range(len(scored)), key=lambda i: (-scored[i].score, i))
         return [scored[i] for i in order]
