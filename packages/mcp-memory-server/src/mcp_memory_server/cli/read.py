@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..operations.read import ListRequest, SearchRequest, list_page
+from ..operations.read import GetRequest, ListRequest, SearchRequest, get, list_page
+from ..operations.read import namespaces as namespace_counts
 from ..operations.read import search as search_memories
 from .common import (
     READ_NAMESPACE_HELP,
@@ -106,16 +107,16 @@ def search(query: str, limit: int, namespace: str | None, as_json: bool) -> None
         click.echo(f"{rank:>2}. {hit['score']:.3f}  {hit['id']}  {one_line(hit['content'], 70)}{via}")
 
 
-@click.command()
+@click.command("get")
 @click.argument("memory_id", metavar="ID")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def get(memory_id: str, as_json: bool) -> None:
+def get_command(memory_id: str, as_json: bool) -> None:
     """Show one memory, as stored (with its status and the head of its chain)."""
     from ..operations.serialize import view_to_dict
 
     view = with_engine(
         lambda engine: view_to_dict(
-            engine.get_memory(memory_id, scope=local_scope(engine)), engine.ttl, engine.clock()
+            get(engine, local_scope(engine), GetRequest(id=memory_id)), engine.ttl, engine.clock()
         ),
         create=False,
     )
@@ -145,13 +146,8 @@ def namespaces(as_json: bool) -> None:
     """List namespaces with their number of current memories (* = the current namespace)."""
     from .display import stdout_is_terminal, table
 
-    counts, current = with_engine(
-        lambda engine: (
-            dict(engine.list_namespaces(scope=local_scope(engine))),
-            local_scope(engine).default_namespace,
-        ),
-        create=False,
-    )
+    found = with_engine(lambda engine: namespace_counts(engine, local_scope(engine)), create=False)
+    counts, current = found.counts, found.default
     if as_json:
         emit_json({"namespaces": counts, "current": current})
         return

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..operations.read import GetRequest, get
 from ..operations.vocabulary import MEMORY_TYPES
 from ..operations.write import StoreRequest, UpdateRequest, store, update
 from .common import EXIT_USAGE, emit_json, fail, local_scope, one_line, with_engine
@@ -225,7 +226,7 @@ def forget_command(memory_id: str, hard: bool, yes: bool, as_json: bool) -> None
     def run(engine: MemoryEngine) -> dict[str, Any]:
         scope = local_scope(engine)
         if hard and not yes:
-            view = engine.get_memory(memory_id, history=True, scope=scope)  # an unknown id fails here
+            view = get(engine, scope, GetRequest(id=memory_id, history=True))  # an unknown id fails here
             versions = len(view.history or [view.memory])
             click.confirm(
                 f"Purge {view.memory.id} ({one_line(view.memory.content, 50)!r}) and "

@@ -11,6 +11,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS
 
 from ..operations.errors import rule_for
+from ..operations.read import GetRequest, get, stats
 from ..operations.serialize import view_to_dict
 from .params import MAX_TOKEN_BUDGET
 from .toolbox import current_access_token
@@ -33,7 +34,7 @@ def add_memory_resource(mcp: MCPServer[Any], service: MemoryService) -> None:
         try:
             data = await service.call_scoped(
                 lambda engine, scope: view_to_dict(
-                    engine.get_memory(id, scope=scope), engine.ttl, engine.clock()
+                    get(engine, scope, GetRequest(id=id)), engine.ttl, engine.clock()
                 ),
                 current_access_token(),
             )
@@ -56,10 +57,8 @@ def add_stats_resource(mcp: MCPServer[Any], service: MemoryService) -> None:
         mime_type="application/json",
     )
     async def stats_resource() -> str:
-        stats = await service.call_scoped(
-            lambda engine, scope: engine.stats(scope=scope), current_access_token()
-        )
-        return json.dumps(stats, ensure_ascii=False)
+        counted = await service.call_scoped(stats, current_access_token())
+        return json.dumps(counted, ensure_ascii=False)
 
 
 def add_memory_injection(mcp: MCPServer[Any], service: MemoryService) -> None:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 
 from ..operations.filters import FilterRequest
-from ..operations.read import ListRequest, SearchRequest, list_page, search
+from ..operations.read import GetRequest, ListRequest, SearchRequest, get, list_page, namespaces, search
 from ..operations.serialize import (
     compact_hit,
     compact_memory,
@@ -146,7 +146,7 @@ def add_get_memory(box: ToolBox) -> None:
 
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
             view = view_to_dict(
-                engine.get_memory(id, history=history, scope=scope), engine.ttl, engine.clock()
+                get(engine, scope, GetRequest(id=id, history=history)), engine.ttl, engine.clock()
             )
             if "history" not in view:
                 return view  # whole, whatever its size (bounded by the content and metadata limits)
@@ -254,9 +254,9 @@ def add_list_namespaces(box: ToolBox) -> None:
         default namespace of this server."""
 
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
-            counts = engine.list_namespaces(scope=scope)
+            listed = namespaces(engine, scope)
             build = listing(
-                {"default": scope.default_namespace, "home": list(scope.home_namespaces)},
+                {"default": listed.default, "home": listed.home},
                 "namespaces",
                 budget=box.budget(),
                 noun="namespace",
@@ -264,7 +264,7 @@ def add_list_namespaces(box: ToolBox) -> None:
                 how="list_memories and search_memories read any of them by name",
                 by="name",
             )
-            entries = [{"name": name, "memories": count} for name, count in sorted(counts.items())]
+            entries = [{"name": name, "memories": count} for name, count in sorted(listed.counts.items())]
             return fit_entries(entries, build, box.budget(), name=lambda n: n["name"], shortenable=False)
 
         return await box.run(do)

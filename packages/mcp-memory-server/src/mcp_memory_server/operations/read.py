@@ -1,14 +1,16 @@
-"""Searching and listing, once for the MCP tools, the CLI and the web UI.
+"""Reading, once for the MCP tools and resources, the CLI and the web UI: searching, listing, one
+memory by id, the namespaces and the statistics.
 
-A surface turns its input into a :class:`SearchRequest` or a :class:`ListRequest` (its filters a
-:class:`~.filters.FilterRequest`) and renders what comes back: the engine's ``SearchResults`` or
-``Page`` (:mod:`.serialize` makes the dicts the tools and ``--json`` show).
+A surface turns its input into a :class:`SearchRequest`, a :class:`ListRequest` (their filters a
+:class:`~.filters.FilterRequest`) or a :class:`GetRequest` and renders what comes back: the engine's
+``SearchResults``, ``Page`` or ``MemoryView`` (:mod:`.serialize` makes the dicts the tools and
+``--json`` show), :class:`Namespaces`, or the statistics' dict.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -16,7 +18,7 @@ from .filters import FilterRequest
 
 if TYPE_CHECKING:
     from mcp_memory_core.engine import MemoryEngine
-    from mcp_memory_core.models import Memory, Page, SearchResults
+    from mcp_memory_core.models import Memory, MemoryView, Page, SearchResults
     from mcp_memory_core.scope import Scope
 
 
@@ -64,3 +66,42 @@ def list_page(
         measure=measure,
         page_limit=page_limit,
     )
+
+
+class GetRequest(BaseModel):
+    """Memory ``id`` as stored (never swapped for its newer version); with ``history`` every version
+    of its chain the scope may read, oldest first."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    history: bool = False
+
+
+def get(engine: MemoryEngine, scope: Scope, request: GetRequest) -> MemoryView:
+    return engine.get_memory(request.id, history=request.history, scope=scope)
+
+
+class Namespaces(BaseModel):
+    """The namespaces holding memories the scope may read, with how many are current (``counts``);
+    the scope's ``default`` namespace (where it stores) and its ``home`` ones (what it reads by default)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    counts: dict[str, int]
+    default: str
+    home: list[str]
+
+
+def namespaces(engine: MemoryEngine, scope: Scope) -> Namespaces:
+    return Namespaces(
+        counts=engine.list_namespaces(scope=scope),
+        default=scope.default_namespace,
+        home=list(scope.home_namespaces),
+    )
+
+
+def stats(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
+    """What the scope may read, counted (per namespace, by type in its default namespace), with the
+    model, the store and the TTL settings."""
+    return engine.stats(scope=scope)

@@ -33,8 +33,9 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import Message, Receive
 
 from ..operations.filters import FilterRequest, day_after
-from ..operations.read import ListRequest, SearchRequest, list_page
+from ..operations.read import GetRequest, ListRequest, SearchRequest, get, list_page, namespaces
 from ..operations.read import search as search_memories
+from ..operations.read import stats as counted_stats
 from ..operations.transfer import ExportRequest, PreparedImport, export_memories_to, prepare_import
 from ..operations.vocabulary import MEMORY_TYPES, PRIVACY
 from ..operations.write import UpdateRequest, update
@@ -269,12 +270,13 @@ class UiApp:
             )
             page = list_page(engine, scope, listing)
             now = engine.clock()
+            listed = namespaces(engine, scope)
             return {
                 "memories": [memory_to_dict(m, engine.ttl, now) for m in page.memories],
                 "total": page.total,
                 "next_cursor": page.next_cursor,
-                "namespaces": sorted(engine.list_namespaces(scope=scope)),
-                "home": list(scope.home_namespaces),
+                "namespaces": sorted(listed.counts),
+                "home": listed.home,
             }
 
         data = await self.scoped(caller, do)
@@ -304,11 +306,8 @@ class UiApp:
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
             from ..operations.serialize import memory_to_dict
 
-            found: dict[str, Any] = {
-                "namespaces": sorted(engine.list_namespaces(scope=scope)),
-                "home": list(scope.home_namespaces),
-                "hits": None,
-            }
+            listed = namespaces(engine, scope)
+            found: dict[str, Any] = {"namespaces": sorted(listed.counts), "home": listed.home, "hits": None}
             if not text:
                 return found
             asked = SearchRequest(
@@ -355,7 +354,7 @@ class UiApp:
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
             from ..operations.serialize import view_to_dict
 
-            view = engine.get_memory(memory_id, history=True, scope=scope)
+            view = get(engine, scope, GetRequest(id=memory_id, history=True))
             data = view_to_dict(view, engine.ttl, engine.clock())
             data["can_change"] = scope.can_change(view.memory)
             return data
@@ -483,7 +482,7 @@ class UiApp:
 
     async def export_form(self, request: Request, caller: Caller) -> Response:
         def do(engine: MemoryEngine, scope: Scope) -> list[str]:
-            return sorted(engine.list_namespaces(scope=scope))
+            return sorted(namespaces(engine, scope).counts)
 
         namespaces = await self.scoped(caller, do)
         return self.render(
@@ -513,9 +512,9 @@ class UiApp:
     # -- stats -----------------------------------------------------------------------------------
     async def stats(self, request: Request, caller: Caller) -> Response:
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
-            stats = engine.stats(scope=scope)
-            stats["store_bytes"] = _store_bytes(str(stats.get("store", "")))
-            return stats
+            data = counted_stats(engine, scope)
+            data["store_bytes"] = _store_bytes(str(data.get("store", "")))
+            return data
 
         data = await self.scoped(caller, do)
         return self.render(request, caller, "stats.html", title="Statistics", nav="stats", s=data)
