@@ -484,10 +484,8 @@ class UiApp:
         def do(engine: MemoryEngine, scope: Scope) -> list[str]:
             return sorted(namespaces(engine, scope).counts)
 
-        namespaces = await self.scoped(caller, do)
-        return self.render(
-            request, caller, "export.html", title="Export", nav="export", namespaces=namespaces
-        )
+        names = await self.scoped(caller, do)
+        return self.render(request, caller, "export.html", title="Export", nav="export", namespaces=names)
 
     async def export_download(self, request: Request, caller: Caller) -> Response:
         namespace = request.query_params.get("namespace", "").strip() or None
