@@ -1,4 +1,4 @@
-"""Serialization, assembly, logging and import weight."""
+"""Results as surfaces render them, assembly, logging and import weight."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from datetime import UTC, datetime
 import pytest
 
 from mcp_memory_core.errors import UnknownBackendError
-from mcp_memory_core.models import Memory, MemoryView, Page, SearchHit
+from mcp_memory_core.models import Memory, SearchHit
 from mcp_memory_core.settings import Settings
-from mcp_memory_server.operations.serialize import hit_to_dict, memory_to_dict, page_to_dict, view_to_dict
+from mcp_memory_server.operations.results import Hit, MemoryDetail, MemoryPage, MemoryRecord
 from mcp_memory_server.runtime.assembly import build_engine
 from mcp_memory_server.runtime.logging_setup import configure_logging, parse_level
 
@@ -22,9 +22,9 @@ A = "11111111-1111-4111-8111-111111111111"
 B = "22222222-2222-4222-8222-222222222222"
 
 
-def test_memory_to_dict() -> None:
+def test_a_memory_in_full() -> None:
     memory = Memory(id=A, content="c", metadata={"k": [1, 2]}, created_at=T0, updated_at=T0, superseded_by=B)
-    assert memory_to_dict(memory) == {
+    assert MemoryRecord.of(memory).full() == {
         "id": A,
         "content": "c",
         "metadata": {"k": [1, 2]},
@@ -48,34 +48,34 @@ def test_memory_to_dict() -> None:
 
 
 def test_deleted_memory() -> None:
-    data = memory_to_dict(Memory(id=A, content="c", created_at=T0, updated_at=T0, deleted_at=T0))
+    data = MemoryRecord.of(Memory(id=A, content="c", created_at=T0, updated_at=T0, deleted_at=T0)).full()
     assert data["deleted"] is True and data["deleted_at"] == "2025-01-02T03:04:05+00:00"
 
 
-def test_view_to_dict() -> None:
-    memory = Memory(id=A, content="c", created_at=T0, updated_at=T0, superseded_by=B)
-    data = view_to_dict(MemoryView(memory=memory, head_id=B, status="superseded"))
+def test_one_memory_with_its_status() -> None:
+    memory = MemoryRecord.of(Memory(id=A, content="c", created_at=T0, updated_at=T0, superseded_by=B))
+    data = MemoryDetail(memory=memory, head_id=B, status="superseded", history=None, can_change=True).full()
     assert data["status"] == "superseded" and data["head_id"] == B and data["content"] == "c"
 
 
-def test_hit_to_dict_matched_id_only_when_it_differs() -> None:
+def test_a_full_hit_has_a_matched_id_only_when_it_differs() -> None:
     memory = Memory(id=B, content="new", created_at=T0, updated_at=T0)
-    via_old = hit_to_dict(
+    via_old = Hit.of(
         SearchHit(memory=memory, score=0.9, matched_id=A, similarity=0.8, parts={"sim": 0.8})
-    )
+    ).full()
     assert via_old["matched_id"] == A and via_old["score"] == 0.9 and via_old["similarity"] == 0.8
     assert "score_parts" not in via_old  # only with explain
-    explained = hit_to_dict(
-        SearchHit(memory=memory, score=0.9, matched_id=A, similarity=0.8, parts={"sim": 0.8}), explain=True
-    )
+    explained = Hit.of(
+        SearchHit(memory=memory, score=0.9, matched_id=A, similarity=0.8, parts={"sim": 0.8})
+    ).full(explain=True)
     assert explained["score_parts"] == {"sim": 0.8}
-    direct = hit_to_dict(SearchHit(memory=memory, score=0.5, matched_id=B, similarity=None, parts={}))
+    direct = Hit.of(SearchHit(memory=memory, score=0.5, matched_id=B, similarity=None, parts={})).full()
     assert direct["matched_id"] is None and direct["similarity"] is None and "score_parts" not in direct
 
 
-def test_page_to_dict() -> None:
-    memory = Memory(id=A, content="c", created_at=T0, updated_at=T0)
-    data = page_to_dict(Page(memories=[memory], next_cursor="abc", total=7))
+def test_a_page_in_full() -> None:
+    memory = MemoryRecord.of(Memory(id=A, content="c", created_at=T0, updated_at=T0))
+    data = MemoryPage(memories=[memory], next_cursor="abc", total=7, capped=False).full()
     assert data["next_cursor"] == "abc" and data["total"] == 7 and data["memories"][0]["id"] == A
 
 

@@ -12,7 +12,6 @@ from mcp.types import INVALID_PARAMS
 
 from ..operations.errors import rule_for
 from ..operations.read import GetRequest, get, stats
-from ..operations.serialize import view_to_dict
 from .params import MAX_TOKEN_BUDGET
 from .toolbox import current_access_token
 
@@ -33,9 +32,7 @@ def add_memory_resource(mcp: MCPServer[Any], service: MemoryService) -> None:
     async def memory_resource(id: str) -> str:
         try:
             data = await service.call_scoped(
-                lambda engine, scope: view_to_dict(
-                    get(engine, scope, GetRequest(id=id)), engine.ttl, engine.clock()
-                ),
+                lambda engine, scope: get(engine, scope, GetRequest(id=id)).full(),
                 current_access_token(),
             )
         except Exception as exc:

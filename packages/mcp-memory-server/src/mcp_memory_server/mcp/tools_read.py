@@ -9,15 +9,6 @@ from pydantic import Field
 
 from ..operations.filters import FilterRequest
 from ..operations.read import GetRequest, ListRequest, SearchRequest, get, list_page, namespaces, search
-from ..operations.serialize import (
-    compact_hit,
-    compact_memory,
-    floor_report,
-    hit_to_dict,
-    memory_to_dict,
-    next_page_hint,
-    view_to_dict,
-)
 from .budget import budget_bytes, fit_entries, json_bytes, listing, shorten
 from .params import (
     MAX_LIST_LIMIT,
@@ -38,8 +29,9 @@ from .toolbox import READ_ONLY, ToolBox
 
 if TYPE_CHECKING:
     from mcp_memory_core.engine import MemoryEngine
-    from mcp_memory_core.models import Memory
     from mcp_memory_core.scope import Scope
+
+    from ..operations.results import MemoryRecord
 
 # What a list page needs besides its memories, at most: the keys, a cursor, a total and the hint.
 PAGE_ENVELOPE = {
@@ -100,18 +92,14 @@ def add_search_memories(box: ToolBox) -> None:
             )
             request = SearchRequest(query=query, limit=limit, filters=filters, namespace=namespace)
             found = search(engine, scope, request)
-            now = engine.clock()
             results = [
-                hit_to_dict(hit, explain=explain, ttl=engine.ttl, now=now)
-                if verbose
-                else compact_hit(hit, explain=explain)
-                for hit in found.hits
+                hit.full(explain=explain) if verbose else hit.compact(explain=explain) for hit in found.hits
             ]
             build = listing(
                 {
                     "results": [],
                     "count": 0,
-                    **floor_report(found, explain=explain),
+                    **found.floor_report(explain=explain),
                     # a reranker was skipped: the results are the ranker's order there
                     **({"warnings": list(found.warnings)} if found.warnings else {}),
                 },
@@ -145,9 +133,7 @@ def add_get_memory(box: ToolBox) -> None:
         """
 
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
-            view = view_to_dict(
-                get(engine, scope, GetRequest(id=id, history=history)), engine.ttl, engine.clock()
-            )
+            view = get(engine, scope, GetRequest(id=id, history=history)).full()
             if "history" not in view:
                 return view  # whole, whatever its size (bounded by the content and metadata limits)
             versions = view.pop("history")
@@ -208,12 +194,11 @@ def add_list_memories(box: ToolBox) -> None:
                 thread=thread,
                 metadata=metadata,
             )
-            now = engine.clock()
             tokens = box.budget()
             entries: dict[str, dict[str, Any]] = {}
 
-            def measure(memory: Memory) -> int:  # its bytes in the page, the ", " before it included
-                entry = memory_to_dict(memory, engine.ttl, now) if verbose else compact_memory(memory)
+            def measure(memory: MemoryRecord) -> int:  # its bytes in the page, the ", " before it included
+                entry = memory.full() if verbose else memory.compact()
                 entries[memory.id] = entry
                 return json_bytes(entry) + 2
 
@@ -227,7 +212,7 @@ def add_list_memories(box: ToolBox) -> None:
                 "total": page.total,
             }
             if page.next_cursor is not None:
-                data["hint"] = next_page_hint(page, tokens)
+                data["hint"] = page.next_page_hint(tokens)
             if len(memories) == 1 and json_bytes(data) > budget_bytes(tokens):
                 # one memory larger than the whole budget: its start, and where to read the rest
                 cut = {

@@ -2,9 +2,9 @@
 memory by id, the namespaces and the statistics.
 
 A surface turns its input into a :class:`SearchRequest`, a :class:`ListRequest` (their filters a
-:class:`~.filters.FilterRequest`) or a :class:`GetRequest` and renders what comes back: the engine's
-``SearchResults``, ``Page`` or ``MemoryView`` (:mod:`.serialize` makes the dicts the tools and
-``--json`` show), :class:`Namespaces`, or the statistics' dict.
+:class:`~.filters.FilterRequest`) or a :class:`GetRequest` and renders what comes back: the typed
+results of :mod:`.results` (``SearchResult``, ``MemoryPage``, ``MemoryDetail``), :class:`Namespaces`,
+or the statistics' dict.
 """
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from .filters import FilterRequest
+from .results import MemoryDetail, MemoryPage, MemoryRecord, SearchResult
 
 if TYPE_CHECKING:
     from mcp_memory_core.engine import MemoryEngine
-    from mcp_memory_core.models import Memory, MemoryView, Page, SearchResults
+    from mcp_memory_core.models import Memory
     from mcp_memory_core.scope import Scope
 
 
@@ -42,10 +43,11 @@ class ListRequest(_Read):
     cursor: str | None = None
 
 
-def search(engine: MemoryEngine, scope: Scope, request: SearchRequest) -> SearchResults:
-    return engine.search(
+def search(engine: MemoryEngine, scope: Scope, request: SearchRequest) -> SearchResult:
+    found = engine.search(
         request.query, request.limit, request.filters.parse(), namespace=request.namespace, scope=scope
     )
+    return SearchResult.of(found, engine.ttl, engine.clock())
 
 
 def list_page(
@@ -53,19 +55,31 @@ def list_page(
     scope: Scope,
     request: ListRequest,
     *,
-    measure: Callable[[Memory], int] | None = None,
+    measure: Callable[[MemoryRecord], int] | None = None,
     page_limit: int | None = None,
-) -> Page:
-    """The page; ``measure`` and ``page_limit`` end it early at a size (the MCP result budget)."""
-    return engine.list_memories(
+) -> MemoryPage:
+    """The page; ``measure`` (a memory's size as the surface renders it) and ``page_limit`` end it
+    early at a size (the MCP result budget)."""
+    ttl, now = engine.ttl, engine.clock()
+    records: dict[str, MemoryRecord] = {}
+
+    def record(memory: Memory) -> MemoryRecord:
+        if memory.id not in records:
+            records[memory.id] = MemoryRecord.of(memory, ttl, now)
+        return records[memory.id]
+
+    page = engine.list_memories(
         request.limit,
         request.cursor,
         request.filters.parse(),
         namespace=request.namespace,
         scope=scope,
-        measure=measure,
+        measure=(lambda memory: measure(record(memory))) if measure is not None else None,
         page_limit=page_limit,
     )
+    for memory in page.memories:
+        record(memory)
+    return MemoryPage.of(page, records)
 
 
 class GetRequest(BaseModel):
@@ -78,8 +92,9 @@ class GetRequest(BaseModel):
     history: bool = False
 
 
-def get(engine: MemoryEngine, scope: Scope, request: GetRequest) -> MemoryView:
-    return engine.get_memory(request.id, history=request.history, scope=scope)
+def get(engine: MemoryEngine, scope: Scope, request: GetRequest) -> MemoryDetail:
+    view = engine.get_memory(request.id, history=request.history, scope=scope)
+    return MemoryDetail.of(view, scope, engine.ttl, engine.clock())
 
 
 class Namespaces(BaseModel):

@@ -260,8 +260,6 @@ class UiApp:
         cursor = query.get("cursor") or None
 
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
-            from ..operations.serialize import memory_to_dict
-
             listing = ListRequest(
                 limit=PAGE_SIZE,
                 cursor=cursor,
@@ -269,12 +267,9 @@ class UiApp:
                 namespace=_namespace(chosen["namespace"]),
             )
             page = list_page(engine, scope, listing)
-            now = engine.clock()
             listed = namespaces(engine, scope)
             return {
-                "memories": [memory_to_dict(m, engine.ttl, now) for m in page.memories],
-                "total": page.total,
-                "next_cursor": page.next_cursor,
+                **page.full(),
                 "namespaces": sorted(listed.counts),
                 "home": listed.home,
             }
@@ -304,8 +299,6 @@ class UiApp:
         data: dict[str, Any] = {"hits": None, "namespaces": [], "home": []}
 
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
-            from ..operations.serialize import memory_to_dict
-
             listed = namespaces(engine, scope)
             found: dict[str, Any] = {"namespaces": sorted(listed.counts), "home": listed.home, "hits": None}
             if not text:
@@ -317,18 +310,17 @@ class UiApp:
                 namespace=_namespace(chosen["namespace"]),
             )
             results = search_memories(engine, scope, asked)
-            now = engine.clock()
             found["hits"] = [
                 {
-                    "memory": memory_to_dict(hit.memory, engine.ttl, now),
+                    "memory": hit.memory.full(),
                     "score": hit.score,
                     "similarity": hit.similarity,
-                    "matched_id": hit.matched_id if hit.matched_id != hit.memory.id else None,
+                    "matched_id": hit.matched_id,
                     "parts": sorted(hit.parts.items()),
                 }
                 for hit in results.hits
             ]
-            found["below_floor"] = results.below_floor
+            found["below_floor"] = results.held_back
             found["floor"] = results.floor
             found["warnings"] = results.warnings
             return found
@@ -352,12 +344,8 @@ class UiApp:
         memory_id = request.path_params["memory_id"]
 
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
-            from ..operations.serialize import view_to_dict
-
-            view = get(engine, scope, GetRequest(id=memory_id, history=True))
-            data = view_to_dict(view, engine.ttl, engine.clock())
-            data["can_change"] = scope.can_change(view.memory)
-            return data
+            shown = get(engine, scope, GetRequest(id=memory_id, history=True))
+            return {**shown.full(), "can_change": shown.can_change}
 
         data = await self.scoped(caller, do)
         return self.render(
@@ -396,7 +384,7 @@ class UiApp:
         )
 
         def do(engine: MemoryEngine, scope: Scope) -> str:
-            return str(update(engine, scope, change)["id"])
+            return update(engine, scope, change).id
 
         new_id = await self.scoped(caller, do)
         return _back(new_id, "updated")
