@@ -10,21 +10,7 @@ from pydantic import Field
 from ..operations.filters import FilterRequest
 from ..operations.read import GetRequest, ListRequest, SearchRequest, get, list_page, namespaces, search
 from .budget import budget_bytes, fit_entries, json_bytes, listing, shorten
-from .params import (
-    MAX_LIST_LIMIT,
-    MAX_SEARCH_LIMIT,
-    CreatedAfter,
-    CreatedBefore,
-    FilterTags,
-    FilterTypes,
-    MemoryId,
-    MetadataFilter,
-    OccurredAfter,
-    OccurredBefore,
-    ReadNamespaceArg,
-    TagsMatch,
-    ThreadFilter,
-)
+from .params import MAX_LIST_LIMIT, MAX_SEARCH_LIMIT, MemoryId, ReadNamespaceArg, filter_arguments
 from .toolbox import READ_ONLY, ToolBox
 
 if TYPE_CHECKING:
@@ -44,18 +30,11 @@ PAGE_ENVELOPE = {
 
 def add_search_memories(box: ToolBox) -> None:
     @box.tool(READ_ONLY)
+    @filter_arguments
     async def search_memories(
         query: Annotated[str, Field(description="What you are looking for, in natural language.")],
         limit: Annotated[int, Field(description=f"Maximum number of results, 1 to {MAX_SEARCH_LIMIT}.")] = 10,
-        types: FilterTypes = None,
-        tags: FilterTags = None,
-        tags_match: TagsMatch = "any",
-        created_after: CreatedAfter = None,
-        created_before: CreatedBefore = None,
-        occurred_after: OccurredAfter = None,
-        occurred_before: OccurredBefore = None,
-        thread: ThreadFilter = None,
-        metadata: MetadataFilter = None,
+        filters: FilterRequest = FilterRequest(),  # noqa: B008  # one argument per filter (params.filter_arguments)
         namespace: ReadNamespaceArg = None,
         explain: Annotated[bool, Field(description="Include each result's score_parts.")] = False,
         verbose: Annotated[
@@ -79,17 +58,6 @@ def add_search_memories(box: ToolBox) -> None:
         """
 
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
-            filters = FilterRequest(
-                types=types,
-                tags=tags,
-                tags_match=tags_match,
-                created_after=created_after,
-                created_before=created_before,
-                occurred_after=occurred_after,
-                occurred_before=occurred_before,
-                thread=thread,
-                metadata=metadata,
-            )
             request = SearchRequest(query=query, limit=limit, filters=filters, namespace=namespace)
             found = search(engine, scope, request)
             results = [
@@ -152,20 +120,13 @@ def add_get_memory(box: ToolBox) -> None:
 
 def add_list_memories(box: ToolBox) -> None:
     @box.tool(READ_ONLY)
+    @filter_arguments
     async def list_memories(
         limit: Annotated[int, Field(description=f"Page size, 1 to {MAX_LIST_LIMIT}.")] = 50,
         cursor: Annotated[
             str | None, Field(description="The next_cursor of the previous page; omit it for the first page.")
         ] = None,
-        types: FilterTypes = None,
-        tags: FilterTags = None,
-        tags_match: TagsMatch = "any",
-        created_after: CreatedAfter = None,
-        created_before: CreatedBefore = None,
-        occurred_after: OccurredAfter = None,
-        occurred_before: OccurredBefore = None,
-        thread: ThreadFilter = None,
-        metadata: MetadataFilter = None,
+        filters: FilterRequest = FilterRequest(),  # noqa: B008  # one argument per filter (params.filter_arguments)
         namespace: ReadNamespaceArg = None,
         verbose: Annotated[
             bool,
@@ -183,17 +144,6 @@ def add_list_memories(box: ToolBox) -> None:
         """
 
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
-            filters = FilterRequest(
-                types=types,
-                tags=tags,
-                tags_match=tags_match,
-                created_after=created_after,
-                created_before=created_before,
-                occurred_after=occurred_after,
-                occurred_before=occurred_before,
-                thread=thread,
-                metadata=metadata,
-            )
             tokens = box.budget()
             entries: dict[str, dict[str, Any]] = {}
 
