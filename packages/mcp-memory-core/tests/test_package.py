@@ -55,3 +55,19 @@ def test_the_limits_surfaces_quote_load_nothing_else_of_the_core() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert json.loads(proc.stdout) == ["mcp_memory_core", "mcp_memory_core.limits"], proc.stderr
+
+
+def test_the_vocabulary_surfaces_quote_loads_nothing_else_of_the_core() -> None:
+    script = (
+        "import json, sys; from mcp_memory_core.vocabulary import MemoryType; "
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('mcp_memory_core'))))"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert json.loads(proc.stdout) == ["mcp_memory_core", "mcp_memory_core.vocabulary"], proc.stderr
+
+
+def test_the_models_and_the_transfer_use_the_vocabularys_words() -> None:
+    from mcp_memory_core import memory, transfer, vocabulary
+
+    assert memory.MemoryType is vocabulary.MemoryType and memory.PrivacyScope is vocabulary.PrivacyScope
+    assert transfer.Format is vocabulary.Format and transfer.FORMATS == vocabulary.FORMATS

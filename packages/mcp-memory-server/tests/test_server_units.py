@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
 import subprocess
 import sys
@@ -119,6 +120,8 @@ def test_configure_logging_uses_stderr_only(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 HEAVY = ("onnxruntime", "torch", "sentence_transformers", "tokenizers", "transformers")
+# What the server may import of the core before the initialize reply: the modules that import nothing.
+IMPORT_FREE = ("mcp_memory_core.limits", "mcp_memory_core.vocabulary")
 
 
 def test_importing_the_server_and_building_the_app_imports_no_model_runtime() -> None:
@@ -133,8 +136,9 @@ def test_importing_the_server_and_building_the_app_imports_no_model_runtime() ->
         heavy = [m for m in {HEAVY!r} if m in sys.modules]
         assert not heavy, heavy
         assert not app.memory_service.built
-        # the stdio path to the initialize reply imports nothing of the core but its import-free limits
-        core = [m for m in sys.modules if m.startswith("mcp_memory_core.") and m != "mcp_memory_core.limits"]
+        # the stdio path to the initialize reply imports nothing of the core but its import-free
+        # limits and vocabulary
+        core = [m for m in sys.modules if m.startswith("mcp_memory_core.") and m not in {IMPORT_FREE!r}]
         early = core + [m for m in ("numpy", "pydantic_settings", "rich") if m in sys.modules]
         assert not early, early
         print("ok")
@@ -159,7 +163,7 @@ def test_tool_limit_descriptions_mirror_the_engine() -> None:
     assert params.MAX_LIST_LIMIT == engine.MAX_LIST_LIMIT
 
 
-def test_the_surfaces_words_mirror_the_cores_enumerations() -> None:
+def test_the_surfaces_words_are_the_cores() -> None:
     from typing import get_args
 
     from mcp_memory_core.models import MemoryType, PrivacyScope
@@ -169,16 +173,20 @@ def test_the_surfaces_words_mirror_the_cores_enumerations() -> None:
     assert tuple(MemoryType) == vocabulary.MEMORY_TYPES
     assert tuple(PrivacyScope) == vocabulary.PRIVACY
     assert get_args(Format) == vocabulary.IMPORT_FORMATS
+    assert get_args(vocabulary.MemoryTypeName) == vocabulary.MEMORY_TYPES  # what the tools' schemas offer
+    assert get_args(vocabulary.PrivacyName) == vocabulary.PRIVACY
+    source = inspect.getsource(vocabulary)  # quoted from the core, never spelled again here
+    assert not [word for word in (*vocabulary.MEMORY_TYPES, *vocabulary.PRIVACY) if f'"{word}"' in source]
 
 
 def test_the_serve_command_reaches_the_event_loop_without_importing_the_core() -> None:
     """What runs before the stdio loop starts (and so before ``initialize`` can be answered) stays light:
-    of the core, only its import-free limits."""
+    of the core, only its import-free limits and vocabulary."""
     script = textwrap.dedent(
-        """
+        f"""
         import sys, anyio
         def fake_run(fn, *args, **kwargs):
-            core = [m for m in sys.modules if m.startswith("mcp_memory_core.") and m != "mcp_memory_core.limits"]
+            core = [m for m in sys.modules if m.startswith("mcp_memory_core.") and m not in {IMPORT_FREE!r}]
             print(sorted(core + [m for m in ("numpy", "pydantic_settings", "onnxruntime", "rich") if m in sys.modules]))
         anyio.run = fake_run
         from mcp_memory_server.cli import main
