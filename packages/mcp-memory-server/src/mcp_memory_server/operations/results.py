@@ -20,7 +20,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_serializer
 
 if TYPE_CHECKING:
     from mcp_memory_core.lifecycle import TTLPolicy
@@ -62,7 +62,8 @@ class Lifetime(_Result):
 
 
 class MemoryRecord(_Result):
-    """One memory, every field; ``lifetime`` when read with the TTL policy."""
+    """One memory, every field (``deleted``: a tombstone, ``deleted_at`` says when); ``lifetime`` when
+    read with the TTL policy."""
 
     id: str
     content: str
@@ -75,6 +76,7 @@ class MemoryRecord(_Result):
     access_count: int
     last_accessed: datetime | None
     superseded_by: str | None
+    deleted: bool
     deleted_at: datetime | None
     namespace: str
     pinned: bool
@@ -91,27 +93,16 @@ class MemoryRecord(_Result):
             from mcp_memory_core.recall import humanize_age
 
             lifetime = Lifetime(age=humanize_age(memory.created_at, now), expires_at=ttl.expires_at(memory))
-        return cls(
-            id=memory.id,
-            content=memory.content,
-            metadata=memory.metadata,
-            created_at=memory.created_at,
-            updated_at=memory.updated_at,
-            type=str(memory.type),
-            tags=memory.tags,
-            importance=memory.importance,
-            access_count=memory.access_count,
-            last_accessed=memory.last_accessed,
-            superseded_by=memory.superseded_by,
-            deleted_at=memory.deleted_at,
-            namespace=memory.namespace,
-            pinned=memory.pinned,
-            owner=memory.owner,
-            privacy_scope=str(memory.privacy_scope),
-            occurred_at=memory.occurred_at,
-            thread=memory.thread,
-            lifetime=lifetime,
-        )
+        fields = memory.model_dump(include=set(cls.model_fields) - {"deleted", "lifetime"})
+        return cls(**fields, deleted=memory.is_deleted, lifetime=lifetime)
+
+    @field_serializer("created_at", "updated_at", "last_accessed", "deleted_at", "occurred_at")
+    def _iso(self, value: datetime | None) -> str | None:
+        return iso(value)
+
+    @field_serializer("tags")
+    def _listed(self, value: tuple[str, ...]) -> list[str]:
+        return list(value)
 
     @property
     def is_current(self) -> bool:
@@ -119,30 +110,9 @@ class MemoryRecord(_Result):
         return self.superseded_by is None and self.deleted_at is None
 
     def full(self, *, lifetime: bool = True) -> dict[str, Any]:
-        """Every field as clients see it. ``deleted`` is the tombstone flag, ``deleted_at`` when it was
-        set; ``age`` (human) and ``expires_at`` (null = never) when read with the TTL policy, unless
-        ``lifetime`` is false."""
-        data = {
-            "id": self.id,
-            "content": self.content,
-            "metadata": dict(self.metadata),
-            "created_at": iso(self.created_at),
-            "updated_at": iso(self.updated_at),
-            "type": self.type,
-            "tags": list(self.tags),
-            "importance": self.importance,
-            "access_count": self.access_count,
-            "last_accessed": iso(self.last_accessed),
-            "superseded_by": self.superseded_by,
-            "deleted": self.deleted_at is not None,
-            "deleted_at": iso(self.deleted_at),
-            "namespace": self.namespace,
-            "pinned": self.pinned,
-            "owner": self.owner,
-            "privacy_scope": self.privacy_scope,
-            "occurred_at": iso(self.occurred_at),
-            "thread": self.thread,
-        }
+        """Every field as clients see it, times in ISO 8601; ``age`` (human) and ``expires_at`` (null =
+        never) when read with the TTL policy, unless ``lifetime`` is false."""
+        data = self.model_dump(exclude={"lifetime"})
         if lifetime and self.lifetime is not None:
             data["age"] = self.lifetime.age
             data["expires_at"] = iso(self.lifetime.expires_at)
