@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from .filters import FilterRequest
-from .results import MemoryDetail, MemoryPage, MemoryRecord, SearchResult
 
 if TYPE_CHECKING:
     from mcp_memory_core.engine import MemoryEngine
     from mcp_memory_core.models import Memory
     from mcp_memory_core.scope import Scope
+
+    from .results import MemoryDetail, MemoryPage, MemoryRecord, SearchResult
 
 
 class _Read(BaseModel):
@@ -44,6 +45,8 @@ class ListRequest(_Read):
 
 
 def search(engine: MemoryEngine, scope: Scope, request: SearchRequest) -> SearchResult:
+    from .results import SearchResult  # defining the result models takes ~30 ms: after the handshake
+
     found = engine.search(
         request.query, request.limit, request.filters.parse(), namespace=request.namespace, scope=scope
     )
@@ -60,6 +63,8 @@ def list_page(
 ) -> MemoryPage:
     """The page; ``measure`` (a memory's size as the surface renders it) and ``page_limit`` end it
     early at a size (the MCP result budget)."""
+    from .results import MemoryPage, MemoryRecord
+
     ttl, now = engine.ttl, engine.clock()
     records: dict[str, MemoryRecord] = {}
 
@@ -93,6 +98,8 @@ class GetRequest(BaseModel):
 
 
 def get(engine: MemoryEngine, scope: Scope, request: GetRequest) -> MemoryDetail:
+    from .results import MemoryDetail
+
     view = engine.get_memory(request.id, history=request.history, scope=scope)
     return MemoryDetail.of(view, scope, engine.ttl, engine.clock())
 

@@ -11,8 +11,8 @@ model reading results needs what a memory says, its id, its namespace and when i
 and are one ``get_memory`` away. Sizes measured: README "Results an LLM can afford" and
 docs/benchmarks.md "Result size" (benchmarks/result_size.py).
 
-Importing this module imports no part of the core (numpy …): the MCP tools import it before the
-handshake; the core's objects are only read by the ``of`` constructors, after it.
+Importing this module imports no part of the core (numpy …); defining its models takes ~30 ms, so the
+operations import it on their first call, after the MCP handshake (a test holds that in place).
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, field_serializer
+
+from .serialize import iso
 
 if TYPE_CHECKING:
     from mcp_memory_core.lifecycle import TTLPolicy
@@ -38,10 +40,6 @@ if TYPE_CHECKING:
 
 
 SCORE_DIGITS = 3  # compact results round scores: 0.822 says what 0.8216966500434275 does
-
-
-def iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value is not None else None
 
 
 def short_time(value: datetime) -> str:

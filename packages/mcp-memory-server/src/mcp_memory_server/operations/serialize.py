@@ -3,13 +3,16 @@ return (searching, listing, one memory and storing give the typed results of :mo
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
-
-from .results import iso
 
 if TYPE_CHECKING:  # type hints only: importing this module must not import the core (numpy …)
     from mcp_memory_core.lifecycle import TTLPolicy
     from mcp_memory_core.models import DeleteOutcome, Memory
+
+
+def iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
 
 
 def delete_receipt(outcome: DeleteOutcome) -> dict[str, Any]:

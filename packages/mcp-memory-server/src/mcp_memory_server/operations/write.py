@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
-from .results import StoreReceipt, UpdateReceipt
-
 if TYPE_CHECKING:
     from mcp_memory_core.engine import MemoryEngine
     from mcp_memory_core.scope import Scope
+
+    from .results import StoreReceipt, UpdateReceipt
 
 
 class _Fields(BaseModel):
@@ -50,12 +50,16 @@ class UpdateRequest(_Fields):
 
 def store(engine: MemoryEngine, scope: Scope, request: StoreRequest) -> StoreReceipt:
     """Store a memory; its receipt (stored / duplicate / superseded, and the similar memories)."""
+    from .results import StoreReceipt  # defining the result models takes ~30 ms: after the handshake
+
     fields = request.model_dump(exclude={"content", "metadata"})
     return StoreReceipt.of(engine.store_memory(request.content, request.metadata, scope=scope, **fields))
 
 
 def update(engine: MemoryEngine, scope: Scope, request: UpdateRequest) -> UpdateReceipt:
     """Replace a memory with a new version; its receipt (the new id and the superseded one)."""
+    from .results import UpdateReceipt
+
     fields = request.model_dump(exclude={"id", "content", "metadata"})
     outcome = engine.update_memory(request.id, request.content, request.metadata, scope=scope, **fields)
     return UpdateReceipt.of(outcome)
