@@ -91,8 +91,7 @@ class MemoryRecord(_Result):
             from mcp_memory_core.recall import humanize_age
 
             lifetime = Lifetime(age=humanize_age(memory.created_at, now), expires_at=ttl.expires_at(memory))
-        fields = memory.model_dump(include=set(cls.model_fields) - {"deleted", "lifetime"})
-        return cls(**fields, deleted=memory.is_deleted, lifetime=lifetime)
+        return cls(**memory.model_dump(include=_COPIED), deleted=memory.is_deleted, lifetime=lifetime)
 
     @field_serializer("created_at", "updated_at", "last_accessed", "deleted_at", "occurred_at")
     def _iso(self, value: datetime | None) -> str | None:
@@ -129,6 +128,10 @@ class MemoryRecord(_Result):
         if self.tags:
             data["tags"] = list(self.tags)
         return data
+
+
+# The fields a record copies from the core's Memory.
+_COPIED = frozenset(MemoryRecord.model_fields) - {"deleted", "lifetime"}
 
 
 class Hit(_Result):
