@@ -131,7 +131,7 @@ class MemoryRecord(_Result):
 
 
 # The fields a record copies from the core's Memory.
-_COPIED = frozenset(MemoryRecord.model_fields) - {"deleted", "lifetime"}
+_COPIED: set[str] = set(MemoryRecord.model_fields) - {"deleted", "lifetime"}
 
 
 class Hit(_Result):
