@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 import mcp_memory_core
 
 HEAVY = ("numpy", "mcp_memory_core.engine", "mcp_memory_core.settings", "pluggy")
@@ -48,10 +50,19 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
         raise AssertionError("an unknown name must raise AttributeError")
 
 
-def test_the_limits_surfaces_quote_load_nothing_else_of_the_core() -> None:
+@pytest.mark.parametrize(("module", "name"), [("limits", "MAX_SEARCH_LIMIT"), ("vocabulary", "MemoryType")])
+def test_the_modules_surfaces_quote_load_nothing_else_of_the_core(module: str, name: str) -> None:
+    """The limits and the vocabulary: the server quotes them before the MCP handshake."""
     script = (
-        "import json, sys; from mcp_memory_core.limits import MAX_SEARCH_LIMIT; "
+        f"import json, sys; from mcp_memory_core.{module} import {name}; "
         "print(json.dumps(sorted(m for m in sys.modules if m.startswith('mcp_memory_core'))))"
     )
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
-    assert json.loads(proc.stdout) == ["mcp_memory_core", "mcp_memory_core.limits"], proc.stderr
+    assert json.loads(proc.stdout) == ["mcp_memory_core", f"mcp_memory_core.{module}"], proc.stderr
+
+
+def test_the_models_and_the_transfer_use_the_vocabularys_words() -> None:
+    from mcp_memory_core import memory, transfer, vocabulary
+
+    assert memory.MemoryType is vocabulary.MemoryType and memory.PrivacyScope is vocabulary.PrivacyScope
+    assert transfer.Format is vocabulary.Format and transfer.FORMATS == vocabulary.FORMATS

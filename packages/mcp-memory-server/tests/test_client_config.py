@@ -534,3 +534,15 @@ def test_json_is_written_the_way_people_write_it() -> None:
         dump_json({"a": [], "b": {}, "c": ["x" * 120]})
         == '{\n  "a": [],\n  "b": {},\n  "c": [\n    "' + "x" * 120 + '"\n  ]\n}'
     )
+
+
+def test_client_configs_and_hook_settings_share_one_json_object_reader(tmp_path: Path) -> None:
+    """Both refuse a file that holds JSON but no object in the same sentence, and write the file
+    back in the indentation it had."""
+    from mcp_memory_server.integrations.config_files import ConfigFileError, json_text, load_json_object
+
+    path = tmp_path / "settings.json"
+    assert load_json_object("", path) == {}
+    with pytest.raises(ConfigFileError, match=r"does not hold a JSON object; left untouched\.$"):
+        load_json_object("[1, 2]", path)
+    assert json_text({"a": {"b": 1}}, '{\n    "x": 1\n}\n') == '{\n    "a": {\n        "b": 1\n    }\n}\n'

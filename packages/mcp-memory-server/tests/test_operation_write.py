@@ -34,10 +34,16 @@ def test_the_requests_carry_every_option_of_the_engines_calls():
 def test_store_then_update_gives_the_receipts_every_surface_shows(engine: MemoryEngine):
     scope = engine.default_scope
     stored = store(engine, scope, StoreRequest(content="The deploy key rotates monthly.", tags=["deploy"]))
-    assert stored["status"] == "stored" and stored["namespace"] == scope.default_namespace
-    updated = update(engine, scope, UpdateRequest(id=stored["id"], content="The deploy key rotates weekly."))
-    assert updated == {"id": updated["id"], "superseded": stored["id"], "status": "updated"}
-    assert engine.get_memory(updated["id"], scope=scope).memory.tags == ("deploy",)  # left out: kept
+    assert stored.status == "stored" and stored.namespace == scope.default_namespace
+    assert stored.full() == {
+        "id": stored.id,
+        "status": "stored",
+        "namespace": scope.default_namespace,
+        "similar": [],
+    }
+    updated = update(engine, scope, UpdateRequest(id=stored.id, content="The deploy key rotates weekly."))
+    assert updated.full() == {"id": updated.id, "superseded": stored.id, "status": "updated"}
+    assert engine.get_memory(updated.id, scope=scope).memory.tags == ("deploy",)  # left out: kept
 
 
 def test_a_bad_value_is_refused_in_the_engines_words(engine: MemoryEngine):

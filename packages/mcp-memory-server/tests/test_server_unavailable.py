@@ -45,16 +45,34 @@ def http(settings: Settings) -> Iterator[TestClient]:
     tokens.close()
 
 
-def test_a_token_lookup_the_database_cannot_answer_is_a_503_with_one_sentence(http: TestClient) -> None:
-    reply = http.post(
+def initialize_with_a_token(http: TestClient) -> Any:
+    return http.post(
         "/mcp",
         json=INITIALIZE,
         headers={"Authorization": "Bearer mcpm_x", "Accept": "application/json, text/event-stream"},
     )
+
+
+def test_a_token_lookup_the_database_cannot_answer_is_a_503_with_one_sentence(http: TestClient) -> None:
+    reply = initialize_with_a_token(http)
     assert reply.status_code == 503, reply.text
     assert reply.headers["retry-after"] == "5"
     assert reply.json() == {"error": "temporarily_unavailable", "error_description": SENTENCE}
     assert "127.0.0.1:1" not in reply.text and "s3cret" not in reply.text  # nothing of the database
+
+
+def test_the_status_of_an_unavailable_database_is_the_error_tables(
+    http: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The runtime's guard refuses with the status the one error table gives (it imports no table)."""
+    from mcp_memory_core.errors import UnavailableError
+    from mcp_memory_server.operations import errors
+
+    rule = errors.ErrorRule(errors.error_table()[0][1].mcp_code, 507, errors.EXIT_ERROR)
+    monkeypatch.setattr(errors, "error_table", lambda: ((UnavailableError, rule),))
+    reply = initialize_with_a_token(http)
+    assert reply.status_code == 507, reply.text
+    assert reply.headers["retry-after"] == "5"
 
 
 def test_without_a_token_the_reply_is_still_401(http: TestClient) -> None:

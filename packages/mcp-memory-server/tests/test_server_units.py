@@ -1,7 +1,8 @@
-"""Serialization, assembly, logging and import weight."""
+"""Results as surfaces render them, assembly, logging and import weight."""
 
 from __future__ import annotations
 
+import inspect
 import logging
 import subprocess
 import sys
@@ -11,9 +12,9 @@ from datetime import UTC, datetime
 import pytest
 
 from mcp_memory_core.errors import UnknownBackendError
-from mcp_memory_core.models import Memory, MemoryView, Page, SearchHit
+from mcp_memory_core.models import Memory, SearchHit
 from mcp_memory_core.settings import Settings
-from mcp_memory_server.operations.serialize import hit_to_dict, memory_to_dict, page_to_dict, view_to_dict
+from mcp_memory_server.operations.results import Hit, MemoryDetail, MemoryPage, MemoryRecord
 from mcp_memory_server.runtime.assembly import build_engine
 from mcp_memory_server.runtime.logging_setup import configure_logging, parse_level
 
@@ -22,9 +23,9 @@ A = "11111111-1111-4111-8111-111111111111"
 B = "22222222-2222-4222-8222-222222222222"
 
 
-def test_memory_to_dict() -> None:
+def test_a_memory_in_full() -> None:
     memory = Memory(id=A, content="c", metadata={"k": [1, 2]}, created_at=T0, updated_at=T0, superseded_by=B)
-    assert memory_to_dict(memory) == {
+    assert MemoryRecord.of(memory).full() == {
         "id": A,
         "content": "c",
         "metadata": {"k": [1, 2]},
@@ -48,34 +49,34 @@ def test_memory_to_dict() -> None:
 
 
 def test_deleted_memory() -> None:
-    data = memory_to_dict(Memory(id=A, content="c", created_at=T0, updated_at=T0, deleted_at=T0))
+    data = MemoryRecord.of(Memory(id=A, content="c", created_at=T0, updated_at=T0, deleted_at=T0)).full()
     assert data["deleted"] is True and data["deleted_at"] == "2025-01-02T03:04:05+00:00"
 
 
-def test_view_to_dict() -> None:
-    memory = Memory(id=A, content="c", created_at=T0, updated_at=T0, superseded_by=B)
-    data = view_to_dict(MemoryView(memory=memory, head_id=B, status="superseded"))
+def test_one_memory_with_its_status() -> None:
+    memory = MemoryRecord.of(Memory(id=A, content="c", created_at=T0, updated_at=T0, superseded_by=B))
+    data = MemoryDetail(memory=memory, head_id=B, status="superseded", history=None, can_change=True).full()
     assert data["status"] == "superseded" and data["head_id"] == B and data["content"] == "c"
 
 
-def test_hit_to_dict_matched_id_only_when_it_differs() -> None:
+def test_a_full_hit_has_a_matched_id_only_when_it_differs() -> None:
     memory = Memory(id=B, content="new", created_at=T0, updated_at=T0)
-    via_old = hit_to_dict(
+    via_old = Hit.of(
         SearchHit(memory=memory, score=0.9, matched_id=A, similarity=0.8, parts={"sim": 0.8})
-    )
+    ).full()
     assert via_old["matched_id"] == A and via_old["score"] == 0.9 and via_old["similarity"] == 0.8
     assert "score_parts" not in via_old  # only with explain
-    explained = hit_to_dict(
-        SearchHit(memory=memory, score=0.9, matched_id=A, similarity=0.8, parts={"sim": 0.8}), explain=True
-    )
+    explained = Hit.of(
+        SearchHit(memory=memory, score=0.9, matched_id=A, similarity=0.8, parts={"sim": 0.8})
+    ).full(explain=True)
     assert explained["score_parts"] == {"sim": 0.8}
-    direct = hit_to_dict(SearchHit(memory=memory, score=0.5, matched_id=B, similarity=None, parts={}))
+    direct = Hit.of(SearchHit(memory=memory, score=0.5, matched_id=B, similarity=None, parts={})).full()
     assert direct["matched_id"] is None and direct["similarity"] is None and "score_parts" not in direct
 
 
-def test_page_to_dict() -> None:
-    memory = Memory(id=A, content="c", created_at=T0, updated_at=T0)
-    data = page_to_dict(Page(memories=[memory], next_cursor="abc", total=7))
+def test_a_page_in_full() -> None:
+    memory = MemoryRecord.of(Memory(id=A, content="c", created_at=T0, updated_at=T0))
+    data = MemoryPage(memories=[memory], next_cursor="abc", total=7, capped=False).full()
     assert data["next_cursor"] == "abc" and data["total"] == 7 and data["memories"][0]["id"] == A
 
 
@@ -119,6 +120,8 @@ def test_configure_logging_uses_stderr_only(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 HEAVY = ("onnxruntime", "torch", "sentence_transformers", "tokenizers", "transformers")
+# What the server may import of the core before the initialize reply: the modules that import nothing.
+IMPORT_FREE = ("mcp_memory_core.limits", "mcp_memory_core.vocabulary")
 
 
 def test_importing_the_server_and_building_the_app_imports_no_model_runtime() -> None:
@@ -133,10 +136,13 @@ def test_importing_the_server_and_building_the_app_imports_no_model_runtime() ->
         heavy = [m for m in {HEAVY!r} if m in sys.modules]
         assert not heavy, heavy
         assert not app.memory_service.built
-        # the stdio path to the initialize reply imports nothing of the core but its import-free limits
-        core = [m for m in sys.modules if m.startswith("mcp_memory_core.") and m != "mcp_memory_core.limits"]
+        # the stdio path to the initialize reply imports nothing of the core but its import-free
+        # limits and vocabulary
+        core = [m for m in sys.modules if m.startswith("mcp_memory_core.") and m not in {IMPORT_FREE!r}]
         early = core + [m for m in ("numpy", "pydantic_settings", "rich") if m in sys.modules]
         assert not early, early
+        # the typed results are built after it, by the first call (their models take ~30 ms to define)
+        assert "mcp_memory_server.operations.results" not in sys.modules
         print("ok")
         """
     )
@@ -159,7 +165,7 @@ def test_tool_limit_descriptions_mirror_the_engine() -> None:
     assert params.MAX_LIST_LIMIT == engine.MAX_LIST_LIMIT
 
 
-def test_the_surfaces_words_mirror_the_cores_enumerations() -> None:
+def test_the_surfaces_words_are_the_cores() -> None:
     from typing import get_args
 
     from mcp_memory_core.models import MemoryType, PrivacyScope
@@ -169,16 +175,20 @@ def test_the_surfaces_words_mirror_the_cores_enumerations() -> None:
     assert tuple(MemoryType) == vocabulary.MEMORY_TYPES
     assert tuple(PrivacyScope) == vocabulary.PRIVACY
     assert get_args(Format) == vocabulary.IMPORT_FORMATS
+    assert get_args(vocabulary.MemoryTypeName) == vocabulary.MEMORY_TYPES  # what the tools' schemas offer
+    assert get_args(vocabulary.PrivacyName) == vocabulary.PRIVACY
+    source = inspect.getsource(vocabulary)  # quoted from the core, never spelled again here
+    assert not [word for word in (*vocabulary.MEMORY_TYPES, *vocabulary.PRIVACY) if f'"{word}"' in source]
 
 
 def test_the_serve_command_reaches_the_event_loop_without_importing_the_core() -> None:
     """What runs before the stdio loop starts (and so before ``initialize`` can be answered) stays light:
-    of the core, only its import-free limits."""
+    of the core, only its import-free limits and vocabulary."""
     script = textwrap.dedent(
-        """
+        f"""
         import sys, anyio
         def fake_run(fn, *args, **kwargs):
-            core = [m for m in sys.modules if m.startswith("mcp_memory_core.") and m != "mcp_memory_core.limits"]
+            core = [m for m in sys.modules if m.startswith("mcp_memory_core.") and m not in {IMPORT_FREE!r}]
             print(sorted(core + [m for m in ("numpy", "pydantic_settings", "onnxruntime", "rich") if m in sys.modules]))
         anyio.run = fake_run
         from mcp_memory_server.cli import main

@@ -49,3 +49,25 @@ async def test_json_values_still_pass(client: Any) -> None:
     assert stored["importance"] == 1.0 and stored["tags"] == ["ops"]
     tools = {t.name: t for t in (await client.list_tools()).tools}
     assert all(t.input_schema.get("additionalProperties") is False for t in tools.values())
+
+
+def test_the_filter_arguments_are_the_filter_requests_fields_declared_once() -> None:
+    """search_memories and list_memories offer the same filters, one argument per field of the
+    operations' FilterRequest (its names, order and defaults), each declared once in params."""
+    import asyncio
+
+    from mcp_memory_server.mcp.app import build_app
+    from mcp_memory_server.mcp.params import FILTER_ARGUMENTS, FILTERS_NOT_OFFERED
+    from mcp_memory_server.operations.filters import FilterRequest
+
+    fields = [name for name in FilterRequest.model_fields if name not in FILTERS_NOT_OFFERED]
+    assert list(FILTER_ARGUMENTS) == fields
+    tools = {tool.name: tool for tool in asyncio.run(build_app().list_tools())}
+    for name in ("search_memories", "list_memories"):
+        properties = tools[name].input_schema["properties"]
+        offered = [arg for arg in properties if arg in FilterRequest.model_fields]
+        assert offered == fields, name
+        for arg in fields:
+            assert properties[arg].get("default") == FilterRequest.model_fields[arg].default, (name, arg)
+    search, listing = tools["search_memories"].input_schema, tools["list_memories"].input_schema
+    assert {a: search["properties"][a] for a in fields} == {a: listing["properties"][a] for a in fields}

@@ -132,3 +132,18 @@ def test_an_import_job_lists_the_memories_refused_for_a_nul_character(settings, 
     assert f"Done: imported 1, skipped 0 (already present); refused 1: line 3: {reason}" in " ".join(
         html.split()
     )
+
+
+def test_the_pages_that_list_namespaces_show_the_readable_ones(ui):
+    from starlette.testclient import TestClient
+
+    from mcp_memory_server.operations.write import StoreRequest, store
+
+    app, ui_app = ui
+    engine = ui_app.service.engine()
+    store(engine, engine.default_scope, StoreRequest(content="Prefers tabs.", namespace="user"))
+    with TestClient(app, base_url="http://127.0.0.1:8000") as client:
+        for url in ("/ui/export", "/ui/", "/ui/search"):
+            page = client.get(url)
+            assert page.status_code == 200, url
+            assert '<option value="user"' in page.text, url

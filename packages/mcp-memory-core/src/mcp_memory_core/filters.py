@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from .errors import InvalidInputError
 from .models import MemoryFilter, MemoryType
@@ -17,6 +17,7 @@ from .validation import (
     validate_thread,
     validate_types,
 )
+from .vocabulary import TagsMatch
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ class Filters:
 
     types: frozenset[MemoryType] | None = None
     tags: tuple[str, ...] | None = None
-    tags_match: Literal["any", "all"] = "any"
+    tags_match: TagsMatch = "any"
     created_after: datetime | None = None
     created_before: datetime | None = None
     metadata: tuple[tuple[str, Any], ...] = ()

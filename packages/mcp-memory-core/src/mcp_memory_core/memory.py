@@ -12,10 +12,12 @@ import json
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from .vocabulary import MemoryType as MemoryType
+from .vocabulary import PrivacyScope as PrivacyScope
 
 DEFAULT_NAMESPACE = "default"
 # Every user's personal namespace: preferences and facts about the person, readable from every project.
@@ -40,26 +42,6 @@ IMPORT_ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://mcp-memory/import"
 def derived_id(*parts: str) -> str:
     """A deterministic memory id from a source's own identifiers (uuid5; stable across versions)."""
     return str(uuid.uuid5(IMPORT_ID_NAMESPACE, json.dumps(list(parts), ensure_ascii=False)))
-
-
-class MemoryType(StrEnum):
-    """Seed 002's memory types. Retrieval ranks and filters by them; lifecycle rules build on them."""
-
-    WORKING = "working"
-    EPISODIC = "episodic"
-    SEMANTIC = "semantic"
-    PROCEDURAL = "procedural"
-
-
-class PrivacyScope(StrEnum):
-    """Who besides its owner may read a memory (seed 002). Only the owner ever changes it.
-
-    ``private``: the owner alone; ``team``: also every user who shares a team with the owner;
-    ``public``: every user of the server."""
-
-    PRIVATE = "private"
-    TEAM = "team"
-    PUBLIC = "public"
 
 
 class Memory(BaseModel):

@@ -8,7 +8,7 @@ import zipfile
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import Literal, TextIO
+from typing import TextIO
 
 from ..errors import InvalidInputError
 from ..models import (
@@ -20,13 +20,12 @@ from ..validation import (
     DEFAULT_LIMITS,
     Limits,
 )
+from ..vocabulary import FORMATS as FORMATS
+from ..vocabulary import Format as Format
 from .chatgpt import read_chatgpt
 from .import_file import ENCODING, ImportFile
 from .knowledge_graph import parse_knowledge_graph
 from .mcp_format import FORMAT_NAME, read_mcp_memory_jsonl
-
-FORMATS = ("mcp-memory", "chatgpt", "mcp-knowledge-graph")
-Format = Literal["mcp-memory", "chatgpt", "mcp-knowledge-graph"]
 
 DETECT_LINE_CHARS = 1 << 20  # of the first line, read to guess a file's format
 

@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .common import emit_json, with_engine
+from ..operations.read import namespaces
+from .common import emit_json, local_scope, with_engine
 
 if TYPE_CHECKING:
     from mcp_memory_core.engine import MemoryEngine
@@ -35,7 +36,7 @@ def clear(namespace: str, yes: bool, as_json: bool) -> None:
 
         name = validate_namespace(namespace)
         if not yes:
-            current = engine.list_namespaces().get(name)
+            current = namespaces(engine, local_scope(engine)).counts.get(name)
             held = "no current memories" if not current else f"{current} current memories"
             click.confirm(
                 f"Permanently delete every memory in namespace {name!r} ({held}, plus their older "

@@ -50,7 +50,7 @@ COMMANDS: tuple[click.Command, ...] = (
     serve,
     read.list_command,
     read.search,
-    read.get,
+    read.get_command,
     read.namespaces,
     write.add_command,
     write.update_command,

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
-from ..operations.read import ListRequest, SearchRequest, list_page
+from ..operations.read import GetRequest, ListRequest, SearchRequest, get, list_page
+from ..operations.read import namespaces as namespace_counts
 from ..operations.read import search as search_memories
 from .common import (
     READ_NAMESPACE_HELP,
@@ -20,7 +21,7 @@ from .common import (
 )
 
 if TYPE_CHECKING:
-    from mcp_memory_core.engine import MemoryEngine
+    pass
 
 
 @click.command("list")
@@ -30,34 +31,29 @@ if TYPE_CHECKING:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def list_command(limit: int, cursor: str | None, namespace: str | None, as_json: bool) -> None:
     """List current memories, newest first."""
-    from ..operations.serialize import page_to_dict
     from .display import stdout_is_terminal, table
 
     request = ListRequest(limit=limit, cursor=cursor, namespace=namespace)
-    page = with_engine(
-        lambda engine: page_to_dict(list_page(engine, local_scope(engine), request)),
-        create=False,
-    )
+    page = with_engine(lambda engine: list_page(engine, local_scope(engine), request), create=False)
     if as_json:
-        emit_json(page)
+        emit_json(page.full(lifetime=False))
         return
-    if not page["memories"]:
+    if not page.memories:
         click.echo("No memories." if not cursor else "No more memories.")
         return
     rows = [
-        (m["id"], m["created_at"][:19].replace("T", " "), m["namespace"], one_line(m["content"], 80))
-        for m in page["memories"]
+        (m.id, m.created_at.isoformat()[:19].replace("T", " "), m.namespace, one_line(m.content, 80))
+        for m in page.memories
     ]
     if stdout_is_terminal():
         table(("ID", "CREATED", "NAMESPACE", "CONTENT"), rows, wide=3)
     else:
         for row in rows:
             click.echo("  ".join(row))
-    shown = len(page["memories"])
-    footer = f"{shown} shown, {page['total']} in total."
-    if page["next_cursor"]:
+    footer = f"{len(page.memories)} shown, {page.total} in total."
+    if page.next_cursor:
         again = f" --namespace {namespace!r}" if namespace else ""
-        footer += f" Next page: mcp-memory list --limit {limit}{again} --cursor {page['next_cursor']}"
+        footer += f" Next page: mcp-memory list --limit {limit}{again} --cursor {page.next_cursor}"
     click.echo(footer)
 
 
@@ -68,56 +64,48 @@ def list_command(limit: int, cursor: str | None, namespace: str | None, as_json:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def search(query: str, limit: int, namespace: str | None, as_json: bool) -> None:
     """Search memories by meaning."""
-    from ..operations.serialize import hit_to_dict
     from .display import stdout_is_terminal, table
 
-    def do(engine: MemoryEngine) -> tuple[list[dict[str, Any]], list[str]]:
-        request = SearchRequest(query=query, limit=limit, namespace=namespace)
-        found = search_memories(engine, local_scope(engine), request)
-        return [hit_to_dict(h) for h in found.hits], found.warnings
-
-    results, warnings = with_engine(do, create=False)
+    request = SearchRequest(query=query, limit=limit, namespace=namespace)
+    found = with_engine(lambda engine: search_memories(engine, local_scope(engine), request), create=False)
+    hits, warnings = found.hits, found.warnings
     if as_json:
+        results = [hit.full(lifetime=False) for hit in hits]
         emit_json({"results": results, "count": len(results), **({"warnings": warnings} if warnings else {})})
         return
     for warning in warnings:  # a skipped reranker: said on stderr, the results stay on stdout
         click.echo(f"mcp-memory: warning: {warning}", err=True)
-    if not results:
+    if not hits:
         click.echo("No matching memories.")
         return
     if stdout_is_terminal():
         rows = [
             (
                 str(rank),
-                f"{hit['score']:.3f}",
-                hit["id"],
-                hit["namespace"],
-                one_line(hit["content"], 200),
+                f"{hit.score:.3f}",
+                hit.memory.id,
+                hit.memory.namespace,
+                one_line(hit.memory.content, 200),
             )
-            for rank, hit in enumerate(results, start=1)
+            for rank, hit in enumerate(hits, start=1)
         ]
         table(("#", "SCORE", "ID", "NAMESPACE", "CONTENT"), rows, wide=4, right=(0, 1))
-        for rank, hit in enumerate(results, start=1):
-            if hit["matched_id"]:
-                click.echo(f"{rank}: matched the wording of an older version, {hit['matched_id']}.")
+        for rank, hit in enumerate(hits, start=1):
+            if hit.matched_id:
+                click.echo(f"{rank}: matched the wording of an older version, {hit.matched_id}.")
         return
-    for rank, hit in enumerate(results, start=1):
-        via = f"  (matched older version {hit['matched_id']})" if hit["matched_id"] else ""
-        click.echo(f"{rank:>2}. {hit['score']:.3f}  {hit['id']}  {one_line(hit['content'], 70)}{via}")
+    for rank, hit in enumerate(hits, start=1):
+        via = f"  (matched older version {hit.matched_id})" if hit.matched_id else ""
+        click.echo(f"{rank:>2}. {hit.score:.3f}  {hit.memory.id}  {one_line(hit.memory.content, 70)}{via}")
 
 
-@click.command()
+@click.command("get")
 @click.argument("memory_id", metavar="ID")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def get(memory_id: str, as_json: bool) -> None:
+def get_command(memory_id: str, as_json: bool) -> None:
     """Show one memory, as stored (with its status and the head of its chain)."""
-    from ..operations.serialize import view_to_dict
-
     view = with_engine(
-        lambda engine: view_to_dict(
-            engine.get_memory(memory_id, scope=local_scope(engine)), engine.ttl, engine.clock()
-        ),
-        create=False,
+        lambda engine: get(engine, local_scope(engine), GetRequest(id=memory_id)).full(), create=False
     )
     if as_json:
         emit_json(view)
@@ -145,13 +133,8 @@ def namespaces(as_json: bool) -> None:
     """List namespaces with their number of current memories (* = the current namespace)."""
     from .display import stdout_is_terminal, table
 
-    counts, current = with_engine(
-        lambda engine: (
-            dict(engine.list_namespaces(scope=local_scope(engine))),
-            local_scope(engine).default_namespace,
-        ),
-        create=False,
-    )
+    found = with_engine(lambda engine: namespace_counts(engine, local_scope(engine)), create=False)
+    counts, current = found.counts, found.default
     if as_json:
         emit_json({"namespaces": counts, "current": current})
         return

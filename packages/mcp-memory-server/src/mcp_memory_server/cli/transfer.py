@@ -236,7 +236,7 @@ def import_command(
         path=file,
         format=fmt,  # type: ignore[arg-type]  # one of the click.Choice
         namespace=namespace,
-        memory_type=memory_type,  # type: ignore[arg-type]  # one of MEMORY_TYPES (click.Choice)
+        memory_type=memory_type,  # one of MEMORY_TYPES (click.Choice)
         include_assistant=include_assistant,
         batch_size=batch_size,
     )

@@ -2,7 +2,7 @@
 
 Each one is the MCP tool of the same job (store_memory, update_memory, delete_memory, pin_memory)
 from a shell: the same engine call in the same Scope (the local user's, see ``common.local_scope``), and
-the same receipt (``serialize.store_receipt`` & co.) printed as JSON with ``--json`` or as a sentence
+the same receipt (``results.StoreReceipt`` & co.) printed as JSON with ``--json`` or as a sentence
 saying what happened (stored, duplicate of X, superseded Y …). A refused write changes nothing and
 is one line on stderr with exit status 1 (an unknown id, or another user's memory, which looks
 exactly like an unknown one); a wrong command line is exit status 2.
@@ -16,12 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..operations.read import GetRequest, get
 from ..operations.vocabulary import MEMORY_TYPES
 from ..operations.write import StoreRequest, UpdateRequest, store, update
 from .common import EXIT_USAGE, emit_json, fail, local_scope, one_line, with_engine
 
 if TYPE_CHECKING:
     from mcp_memory_core.engine import MemoryEngine
+
+    from ..operations.results import StoreReceipt
 
 STDIN = "-"
 
@@ -99,19 +102,19 @@ def _options(*, pinned: bool, namespace: bool) -> Callable[[Callable[..., Any]],
 
 
 # -- add -----------------------------------------------------------------------------------------------
-def store_sentence(receipt: dict[str, Any]) -> str:
+def store_sentence(receipt: StoreReceipt) -> str:
     """store_memory's receipt, said in one sentence (the similar memories follow on their own lines)."""
-    if receipt["status"] == "duplicate":
+    if receipt.status == "duplicate":
         return (
-            f"Duplicate of {receipt['id']}: the same content is already stored in namespace "
-            f"{receipt['namespace']!r}; nothing written."
+            f"Duplicate of {receipt.id}: the same content is already stored in namespace "
+            f"{receipt.namespace!r}; nothing written."
         )
-    if receipt["status"] == "superseded":
+    if receipt.status == "superseded":
         return (
-            f"Stored {receipt['id']} in namespace {receipt['namespace']!r}, superseding "
-            f"{receipt['superseded']} (MCP_MEMORY_CONFLICT_POLICY=supersede replaced that near-duplicate)."
+            f"Stored {receipt.id} in namespace {receipt.namespace!r}, superseding "
+            f"{receipt.superseded} (MCP_MEMORY_CONFLICT_POLICY=supersede replaced that near-duplicate)."
         )
-    return f"Stored {receipt['id']} in namespace {receipt['namespace']!r}."
+    return f"Stored {receipt.id} in namespace {receipt.namespace!r}."
 
 
 @click.command("add")
@@ -141,16 +144,15 @@ def add_command(
     )
     receipt = with_engine(lambda engine: store(engine, local_scope(engine), request))
     if as_json:
-        emit_json(receipt)
+        emit_json(receipt.full())
         return
     click.echo(store_sentence(receipt))
-    others = [s for s in receipt["similar"] if s["id"] not in (receipt["id"], receipt.get("superseded"))]
+    others = [s for s in receipt.similar if s.id not in (receipt.id, receipt.superseded)]
     if others:
         click.echo("Similar memories (if one says the same in an older form: mcp-memory update ID CONTENT):")
         for similar in others:
             click.echo(
-                f"  {similar['relation']:<9} {similar['similarity']:.3f}  {similar['id']}  "
-                f"{one_line(similar['content'], 60)}"
+                f"  {similar.relation:<9} {similar.similarity:.3f}  {similar.id}  {one_line(similar.content, 60)}"
             )
 
 
@@ -180,14 +182,11 @@ def update_command(
         occurred_at=occurred_at,
     )
 
-    def run(engine: MemoryEngine) -> dict[str, Any]:
-        return update(engine, local_scope(engine), request)
-
-    receipt = with_engine(run)
+    receipt = with_engine(lambda engine: update(engine, local_scope(engine), request))
     if as_json:
-        emit_json(receipt)
+        emit_json(receipt.full())
         return
-    click.echo(f"Updated {receipt['superseded']}: the new version is {receipt['id']}.")
+    click.echo(f"Updated {receipt.superseded}: the new version is {receipt.id}.")
 
 
 # -- forget --------------------------------------------------------------------------------------------
@@ -225,10 +224,10 @@ def forget_command(memory_id: str, hard: bool, yes: bool, as_json: bool) -> None
     def run(engine: MemoryEngine) -> dict[str, Any]:
         scope = local_scope(engine)
         if hard and not yes:
-            view = engine.get_memory(memory_id, history=True, scope=scope)  # an unknown id fails here
-            versions = len(view.history or [view.memory])
+            shown = get(engine, scope, GetRequest(id=memory_id, history=True))  # an unknown id fails here
+            versions = len(shown.history or [shown.memory])
             click.confirm(
-                f"Purge {view.memory.id} ({one_line(view.memory.content, 50)!r}) and "
+                f"Purge {shown.memory.id} ({one_line(shown.memory.content, 50)!r}) and "
                 f"{'its only version' if versions == 1 else f'all {versions} versions'} for good? "
                 "This cannot be undone",
                 abort=True,

@@ -38,14 +38,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from .config_files import (
-    ConfigFileError,
-    dump_json,
-    json_indent,
-    load_json,
-    read_config,
-    replace_config,
-)
+from .config_files import ConfigFileError, dump_json, json_text, load_json_object, read_config, replace_config
 from .launch import Launch
 
 ClientConfigError = ConfigFileError  # the name callers catch
@@ -258,6 +251,26 @@ def install_server(
     return InstallResult("created" if raw is None else action, path, saved)
 
 
+def _action(
+    client: Client, path: Path, found: tuple[Any, str], name: str, entry: Mapping[str, Any], force: bool
+) -> Action:
+    """What merging ``entry`` as server ``name`` into the file's servers does: "added" (a new name),
+    "unchanged" (the same entry is there), "replaced" (a different one, with ``force``; refused without
+    it). ``found`` is what the file holds under the servers key and what it must be (a JSON object, a
+    TOML table): anything else is refused."""
+    servers, kind = found
+    if not isinstance(servers, dict):
+        raise ClientConfigError(f"{client.servers_key!r} in {path} is not {kind}; left untouched.")
+    if name not in servers:
+        return "added"
+    differ = _same(client, servers[name], entry)
+    if not differ:
+        return "unchanged"
+    if not force:
+        raise _conflict(client, path, name, differ)
+    return "replaced"
+
+
 def _same(client: Client, existing: Any, wanted: Mapping[str, Any]) -> list[str]:
     """The fields of ``wanted`` that ``existing`` does not match (a missing env is an empty one)."""
     if not isinstance(existing, Mapping):
@@ -281,31 +294,20 @@ def _conflict(client: Client, path: Path, name: str, fields: list[str]) -> Clien
 def _merge_json(
     client: Client, text: str, path: Path, name: str, entry: dict[str, Any], force: bool
 ) -> tuple[str, Action]:
-    if text.strip():
-        hint = " (VS Code allows comments there; add the snippet by hand)" if client.key == "vscode" else ""
-        data = load_json(text, path, hint)
-    else:
-        data = {}
-    if not isinstance(data, dict):
-        raise ClientConfigError(f"{path} does not hold a JSON object; left untouched.")
+    hint = " (VS Code allows comments there; add the snippet by hand)" if client.key == "vscode" else ""
+    data = load_json_object(text, path, hint)
     servers = data.setdefault(client.servers_key, {})
-    if not isinstance(servers, dict):
-        raise ClientConfigError(f"{client.servers_key!r} in {path} is not a JSON object; left untouched.")
-    action: Action = "added"
-    if name in servers:
-        differ = _same(client, servers[name], entry)
-        if not differ:
-            return text, "unchanged"
-        if not force:
-            raise _conflict(client, path, name, differ)
+    action = _action(client, path, (servers, "a JSON object"), name, entry, force)
+    if action == "unchanged":
+        return text, action
+    if action == "replaced":
         kept = servers[name] if isinstance(servers[name], dict) else {}
         if "env" not in entry:
             kept.pop("env", None)
         servers[name] = {**kept, **entry}
-        action = "replaced"
     else:
         servers[name] = entry
-    return dump_json(data, json_indent(text)) + "\n", action
+    return json_text(data, text), action
 
 
 def _merge_toml(
@@ -316,16 +318,10 @@ def _merge_toml(
     except tomllib.TOMLDecodeError as exc:
         raise ClientConfigError(f"{path} is not valid TOML ({exc}); left untouched.") from None
     servers = before.get(client.servers_key, {})
-    if not isinstance(servers, dict):
-        raise ClientConfigError(f"{client.servers_key!r} in {path} is not a table; left untouched.")
-
-    action: Action = "replaced" if name in servers else "added"
-    if name in servers:
-        differ = _same(client, servers[name], entry)
-        if not differ:
-            return text, "unchanged"
-        if not force:
-            raise _conflict(client, path, name, differ)
+    action = _action(client, path, (servers, "a table"), name, entry, force)
+    if action == "unchanged":
+        return text, action
+    if action == "replaced":
         candidates: list[Callable[[], str]] = [lambda: _toml_replaced(text, client.servers_key, name, entry)]
     else:
         # Second choice: the file as it was with the table appended (valid beside dotted keys and

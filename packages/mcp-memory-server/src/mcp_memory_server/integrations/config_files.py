@@ -41,10 +41,24 @@ def load_json(text: str, path: Path, hint: str = "") -> Any:
         ) from None
 
 
+def load_json_object(text: str, path: Path, hint: str = "") -> dict[str, Any]:
+    """The JSON object in a configuration file's ``text`` (``{}`` for an empty file); a ConfigFileError
+    when it is not JSON (see :func:`load_json`) or not an object."""
+    data = load_json(text, path, hint) if text.strip() else {}
+    if not isinstance(data, dict):
+        raise ConfigFileError(f"{path} does not hold a JSON object; left untouched.")
+    return data
+
+
 def json_indent(text: str) -> str:
     """The indentation the file already uses (two spaces for a new one)."""
     match = re.search(r"^[{\[][ \t]*\r?\n([ \t]+)\S", text, re.MULTILINE)
     return match.group(1) if match else "  "
+
+
+def json_text(value: Any, old_text: str) -> str:
+    """A configuration file's new text: ``value`` as JSON in the indentation its ``old_text`` uses."""
+    return dump_json(value, json_indent(old_text)) + "\n"
 
 
 def dump_json(value: Any, indent: str = "  ", *, level: int = 0, width: int = 100) -> str:

@@ -1,5 +1,6 @@
 """The tools' arguments as the model reads them: each a type with its description, and the limits
-they quote.
+they quote; the filters search_memories and list_memories share, declared once (:data:`FILTER_ARGUMENTS`,
+offered by :func:`filter_arguments`).
 
 The limits come from :mod:`mcp_memory_core.limits`, which imports nothing: the rest of the core is
 imported by the warm-up thread, after the handshake, so nothing else of it may be imported here.
@@ -7,6 +8,9 @@ imported by the warm-up thread, after the handshake, so nothing else of it may b
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -15,6 +19,7 @@ from mcp_memory_core.limits import MAX_LIST_LIMIT as MAX_LIST_LIMIT
 from mcp_memory_core.limits import MAX_SEARCH_LIMIT as MAX_SEARCH_LIMIT
 from mcp_memory_core.limits import MAX_TOKEN_BUDGET as MAX_TOKEN_BUDGET
 
+from ..operations.filters import FilterRequest
 from ..operations.vocabulary import MemoryTypeName, PrivacyName, TagsMatchName
 
 MemoryId = Annotated[
@@ -119,3 +124,47 @@ MetadataFilter = Annotated[
         description='Only memories whose metadata has all these key = value pairs, e.g. {"project": "atlas"}.'
     ),
 ]
+
+
+# The filters of search_memories and list_memories: one argument per field of the operations'
+# FilterRequest, in its order and with its defaults; here, the type and the description the model reads.
+FILTER_ARGUMENTS: dict[str, Any] = {
+    "types": FilterTypes,
+    "tags": FilterTags,
+    "tags_match": TagsMatch,
+    "created_after": CreatedAfter,
+    "created_before": CreatedBefore,
+    "occurred_after": OccurredAfter,
+    "occurred_before": OccurredBefore,
+    "thread": ThreadFilter,
+    "metadata": MetadataFilter,
+}
+FILTERS_NOT_OFFERED = frozenset({"pinned"})  # the web UI's filter; the tools do not offer it
+
+ToolFn = Callable[..., Awaitable[Any]]
+
+
+def filter_arguments(tool: ToolFn) -> ToolFn:
+    """``tool`` takes its filters as one ``filters: FilterRequest`` parameter; the tool the model sees
+    takes one argument per filter (:data:`FILTER_ARGUMENTS`) in that parameter's place, and hands them
+    to ``tool`` as the FilterRequest. The MCP SDK reads the arguments from the signature given here."""
+    signature = inspect.signature(tool, eval_str=True)
+    own = list(signature.parameters.values())
+    at = [p.name for p in own].index("filters")
+    defaults = {name: FilterRequest.model_fields[name].default for name in FILTER_ARGUMENTS}
+    offered = [
+        inspect.Parameter(
+            name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=defaults[name], annotation=kind
+        )
+        for name, kind in FILTER_ARGUMENTS.items()
+    ]
+
+    @functools.wraps(tool)
+    async def with_filters(**arguments: Any) -> Any:
+        filters = FilterRequest(**{name: arguments.pop(name, defaults[name]) for name in FILTER_ARGUMENTS})
+        return await tool(filters=filters, **arguments)
+
+    with_filters.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[*own[:at], *offered, *own[at + 1 :]]
+    )
+    return with_filters

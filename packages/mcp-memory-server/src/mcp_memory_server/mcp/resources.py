@@ -11,7 +11,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS
 
 from ..operations.errors import rule_for
-from ..operations.serialize import view_to_dict
+from ..operations.read import GetRequest, get, stats
 from .params import MAX_TOKEN_BUDGET
 from .toolbox import current_access_token
 
@@ -32,9 +32,7 @@ def add_memory_resource(mcp: MCPServer[Any], service: MemoryService) -> None:
     async def memory_resource(id: str) -> str:
         try:
             data = await service.call_scoped(
-                lambda engine, scope: view_to_dict(
-                    engine.get_memory(id, scope=scope), engine.ttl, engine.clock()
-                ),
+                lambda engine, scope: get(engine, scope, GetRequest(id=id)).full(),
                 current_access_token(),
             )
         except Exception as exc:
@@ -56,10 +54,8 @@ def add_stats_resource(mcp: MCPServer[Any], service: MemoryService) -> None:
         mime_type="application/json",
     )
     async def stats_resource() -> str:
-        stats = await service.call_scoped(
-            lambda engine, scope: engine.stats(scope=scope), current_access_token()
-        )
-        return json.dumps(stats, ensure_ascii=False)
+        counted = await service.call_scoped(stats, current_access_token())
+        return json.dumps(counted, ensure_ascii=False)
 
 
 def add_memory_injection(mcp: MCPServer[Any], service: MemoryService) -> None:

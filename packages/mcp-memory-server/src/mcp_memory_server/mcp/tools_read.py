@@ -8,38 +8,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 
 from ..operations.filters import FilterRequest
-from ..operations.read import ListRequest, SearchRequest, list_page, search
-from ..operations.serialize import (
-    compact_hit,
-    compact_memory,
-    floor_report,
-    hit_to_dict,
-    memory_to_dict,
-    next_page_hint,
-    view_to_dict,
-)
+from ..operations.read import GetRequest, ListRequest, SearchRequest, get, list_page, namespaces, search
 from .budget import budget_bytes, fit_entries, json_bytes, listing, shorten
-from .params import (
-    MAX_LIST_LIMIT,
-    MAX_SEARCH_LIMIT,
-    CreatedAfter,
-    CreatedBefore,
-    FilterTags,
-    FilterTypes,
-    MemoryId,
-    MetadataFilter,
-    OccurredAfter,
-    OccurredBefore,
-    ReadNamespaceArg,
-    TagsMatch,
-    ThreadFilter,
-)
+from .params import MAX_LIST_LIMIT, MAX_SEARCH_LIMIT, MemoryId, ReadNamespaceArg, filter_arguments
 from .toolbox import READ_ONLY, ToolBox
 
 if TYPE_CHECKING:
     from mcp_memory_core.engine import MemoryEngine
-    from mcp_memory_core.models import Memory
     from mcp_memory_core.scope import Scope
+
+    from ..operations.results import MemoryRecord
 
 # What a list page needs besides its memories, at most: the keys, a cursor, a total and the hint.
 PAGE_ENVELOPE = {
@@ -52,18 +30,11 @@ PAGE_ENVELOPE = {
 
 def add_search_memories(box: ToolBox) -> None:
     @box.tool(READ_ONLY)
+    @filter_arguments
     async def search_memories(
         query: Annotated[str, Field(description="What you are looking for, in natural language.")],
         limit: Annotated[int, Field(description=f"Maximum number of results, 1 to {MAX_SEARCH_LIMIT}.")] = 10,
-        types: FilterTypes = None,
-        tags: FilterTags = None,
-        tags_match: TagsMatch = "any",
-        created_after: CreatedAfter = None,
-        created_before: CreatedBefore = None,
-        occurred_after: OccurredAfter = None,
-        occurred_before: OccurredBefore = None,
-        thread: ThreadFilter = None,
-        metadata: MetadataFilter = None,
+        filters: FilterRequest = FilterRequest(),  # noqa: B008  # one argument per filter (params.filter_arguments)
         namespace: ReadNamespaceArg = None,
         explain: Annotated[bool, Field(description="Include each result's score_parts.")] = False,
         verbose: Annotated[
@@ -87,31 +58,16 @@ def add_search_memories(box: ToolBox) -> None:
         """
 
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
-            filters = FilterRequest(
-                types=types,
-                tags=tags,
-                tags_match=tags_match,
-                created_after=created_after,
-                created_before=created_before,
-                occurred_after=occurred_after,
-                occurred_before=occurred_before,
-                thread=thread,
-                metadata=metadata,
-            )
             request = SearchRequest(query=query, limit=limit, filters=filters, namespace=namespace)
             found = search(engine, scope, request)
-            now = engine.clock()
             results = [
-                hit_to_dict(hit, explain=explain, ttl=engine.ttl, now=now)
-                if verbose
-                else compact_hit(hit, explain=explain)
-                for hit in found.hits
+                hit.full(explain=explain) if verbose else hit.compact(explain=explain) for hit in found.hits
             ]
             build = listing(
                 {
                     "results": [],
                     "count": 0,
-                    **floor_report(found, explain=explain),
+                    **found.floor_report(explain=explain),
                     # a reranker was skipped: the results are the ranker's order there
                     **({"warnings": list(found.warnings)} if found.warnings else {}),
                 },
@@ -145,9 +101,7 @@ def add_get_memory(box: ToolBox) -> None:
         """
 
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
-            view = view_to_dict(
-                engine.get_memory(id, history=history, scope=scope), engine.ttl, engine.clock()
-            )
+            view = get(engine, scope, GetRequest(id=id, history=history)).full()
             if "history" not in view:
                 return view  # whole, whatever its size (bounded by the content and metadata limits)
             versions = view.pop("history")
@@ -166,20 +120,13 @@ def add_get_memory(box: ToolBox) -> None:
 
 def add_list_memories(box: ToolBox) -> None:
     @box.tool(READ_ONLY)
+    @filter_arguments
     async def list_memories(
         limit: Annotated[int, Field(description=f"Page size, 1 to {MAX_LIST_LIMIT}.")] = 50,
         cursor: Annotated[
             str | None, Field(description="The next_cursor of the previous page; omit it for the first page.")
         ] = None,
-        types: FilterTypes = None,
-        tags: FilterTags = None,
-        tags_match: TagsMatch = "any",
-        created_after: CreatedAfter = None,
-        created_before: CreatedBefore = None,
-        occurred_after: OccurredAfter = None,
-        occurred_before: OccurredBefore = None,
-        thread: ThreadFilter = None,
-        metadata: MetadataFilter = None,
+        filters: FilterRequest = FilterRequest(),  # noqa: B008  # one argument per filter (params.filter_arguments)
         namespace: ReadNamespaceArg = None,
         verbose: Annotated[
             bool,
@@ -197,23 +144,11 @@ def add_list_memories(box: ToolBox) -> None:
         """
 
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
-            filters = FilterRequest(
-                types=types,
-                tags=tags,
-                tags_match=tags_match,
-                created_after=created_after,
-                created_before=created_before,
-                occurred_after=occurred_after,
-                occurred_before=occurred_before,
-                thread=thread,
-                metadata=metadata,
-            )
-            now = engine.clock()
             tokens = box.budget()
             entries: dict[str, dict[str, Any]] = {}
 
-            def measure(memory: Memory) -> int:  # its bytes in the page, the ", " before it included
-                entry = memory_to_dict(memory, engine.ttl, now) if verbose else compact_memory(memory)
+            def measure(memory: MemoryRecord) -> int:  # its bytes in the page, the ", " before it included
+                entry = memory.full() if verbose else memory.compact()
                 entries[memory.id] = entry
                 return json_bytes(entry) + 2
 
@@ -227,7 +162,7 @@ def add_list_memories(box: ToolBox) -> None:
                 "total": page.total,
             }
             if page.next_cursor is not None:
-                data["hint"] = next_page_hint(page, tokens)
+                data["hint"] = page.next_page_hint(tokens)
             if len(memories) == 1 and json_bytes(data) > budget_bytes(tokens):
                 # one memory larger than the whole budget: its start, and where to read the rest
                 cut = {
@@ -254,9 +189,9 @@ def add_list_namespaces(box: ToolBox) -> None:
         default namespace of this server."""
 
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
-            counts = engine.list_namespaces(scope=scope)
+            listed = namespaces(engine, scope)
             build = listing(
-                {"default": scope.default_namespace, "home": list(scope.home_namespaces)},
+                {"default": listed.default, "home": listed.home},
                 "namespaces",
                 budget=box.budget(),
                 noun="namespace",
@@ -264,7 +199,7 @@ def add_list_namespaces(box: ToolBox) -> None:
                 how="list_memories and search_memories read any of them by name",
                 by="name",
             )
-            entries = [{"name": name, "memories": count} for name, count in sorted(counts.items())]
+            entries = [{"name": name, "memories": count} for name, count in sorted(listed.counts.items())]
             return fit_entries(entries, build, box.budget(), name=lambda n: n["name"], shortenable=False)
 
         return await box.run(do)

@@ -79,7 +79,7 @@ def add_store_memory(box: ToolBox) -> None:
                 occurred_at=occurred_at,
                 thread=thread if thread is not None else default_thread,
             )
-            receipt = store(engine, scope, request)
+            receipt = store(engine, scope, request).full()
             build = listing(
                 receipt,
                 "similar",
@@ -123,7 +123,7 @@ def add_update_memory(box: ToolBox) -> None:
                 privacy_scope=privacy_scope,
                 occurred_at=occurred_at,
             )
-            return update(engine, scope, request)
+            return update(engine, scope, request).full()
 
         return await box.run(do)
 

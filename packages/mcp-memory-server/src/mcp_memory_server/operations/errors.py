@@ -89,3 +89,9 @@ def error_table() -> tuple[tuple[type[BaseException], ErrorRule], ...]:
 def rule_for(exc: BaseException) -> ErrorRule | None:
     """The rule for ``exc``, or None for an exception mcp-memory did not raise on purpose (a bug)."""
     return next((rule for kind, rule in error_table() if isinstance(exc, kind)), None)
+
+
+def http_status(exc: BaseException) -> int:
+    """The HTTP status of ``exc``: its rule's, or 500 for an exception without one (a bug)."""
+    rule = rule_for(exc)
+    return rule.http_status if rule is not None else 500

@@ -1,7 +1,7 @@
 """Storing and updating a memory, once for the MCP tools, the CLI and the web UI.
 
 A surface turns its input into a :class:`StoreRequest` or an :class:`UpdateRequest` and renders the
-receipt (:mod:`.serialize`). Values stay loosely typed here on purpose: the engine checks them and
+receipt (:mod:`.results`). Values stay loosely typed here on purpose: the engine checks them and
 refuses a bad one in its own words, the same for every surface.
 """
 
@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
-from .serialize import store_receipt, update_receipt
-
 if TYPE_CHECKING:
     from mcp_memory_core.engine import MemoryEngine
     from mcp_memory_core.scope import Scope
+
+    from .results import StoreReceipt, UpdateReceipt
 
 
 class _Fields(BaseModel):
@@ -48,14 +48,18 @@ class UpdateRequest(_Fields):
     id: str
 
 
-def store(engine: MemoryEngine, scope: Scope, request: StoreRequest) -> dict[str, Any]:
+def store(engine: MemoryEngine, scope: Scope, request: StoreRequest) -> StoreReceipt:
     """Store a memory; its receipt (stored / duplicate / superseded, and the similar memories)."""
+    from .results import StoreReceipt  # defining the result models takes ~30 ms: after the handshake
+
     fields = request.model_dump(exclude={"content", "metadata"})
-    return store_receipt(engine.store_memory(request.content, request.metadata, scope=scope, **fields))
+    return StoreReceipt.of(engine.store_memory(request.content, request.metadata, scope=scope, **fields))
 
 
-def update(engine: MemoryEngine, scope: Scope, request: UpdateRequest) -> dict[str, Any]:
+def update(engine: MemoryEngine, scope: Scope, request: UpdateRequest) -> UpdateReceipt:
     """Replace a memory with a new version; its receipt (the new id and the superseded one)."""
+    from .results import UpdateReceipt
+
     fields = request.model_dump(exclude={"id", "content", "metadata"})
     outcome = engine.update_memory(request.id, request.content, request.metadata, scope=scope, **fields)
-    return update_receipt(outcome)
+    return UpdateReceipt.of(outcome)

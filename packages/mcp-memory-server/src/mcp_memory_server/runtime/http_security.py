@@ -1,6 +1,6 @@
 """What stands in front of the HTTP transport: bearer tokens (through the MCP SDK's auth), the rule
-that nothing listens beyond loopback without them, Host/Origin checks on every bind address, and a 503
-(not a 500) when the database holding the tokens cannot be reached.
+that nothing listens beyond loopback without them, Host/Origin checks on every bind address, and the
+error table's status (503, not a 500) when the database holding the tokens cannot be reached.
 
 TLS is not here: run the server behind a reverse proxy that terminates it (docs/security.md).
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -83,13 +84,18 @@ RETRY_AFTER_SECONDS = 5
 
 class UnavailableGuard:
     """ASGI middleware around the whole HTTP app: a request that fails because the database cannot be
-    reached now (:class:`~mcp_memory_core.errors.UnavailableError`, e.g. the bearer-token lookup inside
-    the MCP SDK's auth middleware, which would answer a bare 500) is refused with 503, Retry-After and
-    one sentence naming nothing of the database (the caller is not signed in yet); the log says where
-    and why. A response already started is left to fail as it would."""
+    reached now (the core's :class:`~mcp_memory_core.errors.UnavailableError`, e.g. the bearer-token
+    lookup inside the MCP SDK's auth middleware, which would answer a bare 500) is refused with the
+    status ``status_of`` gives it, Retry-After and one sentence naming nothing of the database (the
+    caller is not signed in yet); the log says where and why. A response already started is left to
+    fail as it would.
 
-    def __init__(self, app: ASGIApp) -> None:
+    ``status_of`` is the surfaces' one error table (``operations.errors.http_status``: 503), handed in
+    by the app that mounts the guard: the runtime imports no operation."""
+
+    def __init__(self, app: ASGIApp, *, status_of: Callable[[BaseException], int]) -> None:
         self.app = app
+        self.status_of = status_of
 
     async def __call__(self, scope: ASGIScope, receive: Receive, send: Send) -> None:
         from mcp_memory_core.errors import DATABASE_UNAVAILABLE, UnavailableError
@@ -109,10 +115,11 @@ class UnavailableGuard:
         except UnavailableError as exc:
             if started:
                 raise
-            log.warning("%s %s refused with 503: %s", scope.get("method"), scope.get("path"), exc)
+            status = self.status_of(exc)
+            log.warning("%s %s refused with %d: %s", scope.get("method"), scope.get("path"), status, exc)
             response = JSONResponse(
                 {"error": "temporarily_unavailable", "error_description": DATABASE_UNAVAILABLE},
-                status_code=503,
+                status_code=status,
                 headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
             )
             await response(scope, receive, send)

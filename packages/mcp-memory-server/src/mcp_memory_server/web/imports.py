@@ -79,7 +79,7 @@ def import_request(path: Path, form: Mapping[str, Any]) -> ImportRequest:
         path=path,
         format=fmt,  # type: ignore[arg-type]  # checked against FORMATS above
         namespace=str(form.get("namespace", "")).strip() or None,
-        memory_type=memory_type,  # type: ignore[arg-type]  # checked against MEMORY_TYPES above
+        memory_type=memory_type,  # checked against MEMORY_TYPES above
         include_assistant=form.get("include_assistant") == "on",
     )
 

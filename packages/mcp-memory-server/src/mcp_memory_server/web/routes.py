@@ -33,8 +33,9 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import Message, Receive
 
 from ..operations.filters import FilterRequest, day_after
-from ..operations.read import ListRequest, SearchRequest, list_page
+from ..operations.read import GetRequest, ListRequest, SearchRequest, get, list_page, namespaces
 from ..operations.read import search as search_memories
+from ..operations.read import stats as counted_stats
 from ..operations.transfer import ExportRequest, PreparedImport, export_memories_to, prepare_import
 from ..operations.vocabulary import MEMORY_TYPES, PRIVACY
 from ..operations.write import UpdateRequest, update
@@ -89,6 +90,8 @@ def _templates() -> Environment:
     )
     env.filters["when"] = _when
     env.filters["pretty_json"] = lambda value: json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+    # the words the forms offer, the same on every page
+    env.globals.update(types=MEMORY_TYPES, privacy=PRIVACY, formats=FORMATS)
     return env
 
 
@@ -259,23 +262,8 @@ class UiApp:
         cursor = query.get("cursor") or None
 
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
-            from ..operations.serialize import memory_to_dict
-
-            listing = ListRequest(
-                limit=PAGE_SIZE,
-                cursor=cursor,
-                filters=_filters(chosen),
-                namespace=_namespace(chosen["namespace"]),
-            )
-            page = list_page(engine, scope, listing)
-            now = engine.clock()
-            return {
-                "memories": [memory_to_dict(m, engine.ttl, now) for m in page.memories],
-                "total": page.total,
-                "next_cursor": page.next_cursor,
-                "namespaces": sorted(engine.list_namespaces(scope=scope)),
-                "home": list(scope.home_namespaces),
-            }
+            page = list_page(engine, scope, ListRequest(limit=PAGE_SIZE, cursor=cursor, **_read(chosen)))
+            return {**page.full(), **_form_choices(engine, scope)}
 
         data = await self.scoped(caller, do)
         next_url = None
@@ -288,7 +276,6 @@ class UiApp:
             title="Memories",
             nav="browse",
             chosen=chosen,
-            types=MEMORY_TYPES,
             next_url=next_url,
             paged=cursor is not None,
             **data,
@@ -302,34 +289,23 @@ class UiApp:
         data: dict[str, Any] = {"hits": None, "namespaces": [], "home": []}
 
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
-            from ..operations.serialize import memory_to_dict
-
-            found: dict[str, Any] = {
-                "namespaces": sorted(engine.list_namespaces(scope=scope)),
-                "home": list(scope.home_namespaces),
-                "hits": None,
-            }
+            found: dict[str, Any] = {**_form_choices(engine, scope), "hits": None}
             if not text:
                 return found
-            asked = SearchRequest(
-                query=text,
-                limit=SEARCH_LIMIT,
-                filters=_filters(chosen),
-                namespace=_namespace(chosen["namespace"]),
+            results = search_memories(
+                engine, scope, SearchRequest(query=text, limit=SEARCH_LIMIT, **_read(chosen))
             )
-            results = search_memories(engine, scope, asked)
-            now = engine.clock()
             found["hits"] = [
                 {
-                    "memory": memory_to_dict(hit.memory, engine.ttl, now),
+                    "memory": hit.memory.full(),
                     "score": hit.score,
                     "similarity": hit.similarity,
-                    "matched_id": hit.matched_id if hit.matched_id != hit.memory.id else None,
+                    "matched_id": hit.matched_id,
                     "parts": sorted(hit.parts.items()),
                 }
                 for hit in results.hits
             ]
-            found["below_floor"] = results.below_floor
+            found["below_floor"] = results.held_back
             found["floor"] = results.floor
             found["warnings"] = results.warnings
             return found
@@ -344,7 +320,6 @@ class UiApp:
             q=text,
             explain=explain,
             chosen=chosen,
-            types=MEMORY_TYPES,
             **data,
         )
 
@@ -353,51 +328,17 @@ class UiApp:
         memory_id = request.path_params["memory_id"]
 
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
-            from ..operations.serialize import view_to_dict
-
-            view = engine.get_memory(memory_id, history=True, scope=scope)
-            data = view_to_dict(view, engine.ttl, engine.clock())
-            data["can_change"] = scope.can_change(view.memory)
-            return data
+            shown = get(engine, scope, GetRequest(id=memory_id, history=True))
+            return {**shown.full(), "can_change": shown.can_change}
 
         data = await self.scoped(caller, do)
-        return self.render(
-            request,
-            caller,
-            "memory.html",
-            title="Memory",
-            nav="browse",
-            m=data,
-            types=MEMORY_TYPES,
-            privacy=PRIVACY,
-        )
+        return self.render(request, caller, "memory.html", title="Memory", nav="browse", m=data)
 
     async def edit(self, request: Request, caller: Caller) -> Response:
-        memory_id = request.path_params["memory_id"]
-        form = await request.form(max_files=0)
-        content = str(form.get("content", ""))
-        tags = [t.strip() for t in str(form.get("tags", "")).split(",") if t.strip()]
-        memory_type = str(form.get("type", "")) or None
-        privacy = str(form.get("privacy_scope", "")) or None
-        raw_importance = str(form.get("importance", "")).strip()
-        try:
-            importance = float(raw_importance) if raw_importance else None
-        except ValueError:
-            raise PageError(
-                400, f"importance must be a number from 0 to 1; got {raw_importance!r}."
-            ) from None
-
-        change = UpdateRequest(
-            id=memory_id,
-            content=content,
-            type=memory_type,
-            tags=tags,
-            importance=importance,
-            privacy_scope=privacy,
-        )
+        change = _change(request.path_params["memory_id"], await request.form(max_files=0))
 
         def do(engine: MemoryEngine, scope: Scope) -> str:
-            return str(update(engine, scope, change)["id"])
+            return update(engine, scope, change).id
 
         new_id = await self.scoped(caller, do)
         return _back(new_id, "updated")
@@ -422,16 +363,7 @@ class UiApp:
     # -- import and export -----------------------------------------------------------------------
     async def import_form(self, request: Request, caller: Caller) -> Response:
         default = await self.scoped(caller, lambda engine, scope: scope.default_namespace)
-        return self.render(
-            request,
-            caller,
-            "import.html",
-            title="Import",
-            nav="import",
-            formats=FORMATS,
-            types=MEMORY_TYPES,
-            default=default,
-        )
+        return self.render(request, caller, "import.html", title="Import", nav="import", default=default)
 
     async def import_upload(self, request: Request, caller: Caller) -> Response:
         form = await request.form()  # parsed (and its CSRF token checked) by page()
@@ -483,12 +415,10 @@ class UiApp:
 
     async def export_form(self, request: Request, caller: Caller) -> Response:
         def do(engine: MemoryEngine, scope: Scope) -> list[str]:
-            return sorted(engine.list_namespaces(scope=scope))
+            return sorted(namespaces(engine, scope).counts)
 
-        namespaces = await self.scoped(caller, do)
-        return self.render(
-            request, caller, "export.html", title="Export", nav="export", namespaces=namespaces
-        )
+        names = await self.scoped(caller, do)
+        return self.render(request, caller, "export.html", title="Export", nav="export", namespaces=names)
 
     async def export_download(self, request: Request, caller: Caller) -> Response:
         namespace = request.query_params.get("namespace", "").strip() or None
@@ -513,9 +443,9 @@ class UiApp:
     # -- stats -----------------------------------------------------------------------------------
     async def stats(self, request: Request, caller: Caller) -> Response:
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
-            stats = engine.stats(scope=scope)
-            stats["store_bytes"] = _store_bytes(str(stats.get("store", "")))
-            return stats
+            data = counted_stats(engine, scope)
+            data["store_bytes"] = _store_bytes(str(data.get("store", "")))
+            return data
 
         data = await self.scoped(caller, do)
         return self.render(request, caller, "stats.html", title="Statistics", nav="stats", s=data)
@@ -569,9 +499,16 @@ def _filter_values(query: Any) -> dict[str, str]:
     }
 
 
-def _namespace(value: str) -> str | None:
-    """The form's namespace: empty means the home namespaces (the project and ``user``)."""
-    return value or None
+def _read(chosen: dict[str, str]) -> dict[str, Any]:
+    """What a browse or search form asks to read: its filters, and its namespace (empty: the home
+    namespaces, the project and ``user``)."""
+    return {"filters": _filters(chosen), "namespace": chosen["namespace"] or None}
+
+
+def _form_choices(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
+    """What the filter form offers: the namespaces the scope may read, and its home ones (the default)."""
+    listed = namespaces(engine, scope)
+    return {"namespaces": sorted(listed.counts), "home": listed.home}
 
 
 def _filters(chosen: dict[str, str]) -> FilterRequest:
@@ -583,6 +520,29 @@ def _filters(chosen: dict[str, str]) -> FilterRequest:
         created_after=chosen["created_after"] or None,
         created_before=day_after(before) if before else None,
         pinned={"yes": True, "no": False}.get(chosen["pinned"]),
+    )
+
+
+def _change(memory_id: str, form: Any) -> UpdateRequest:
+    """The edit form as an update: tags comma-separated; an empty type, privacy or importance keeps
+    the old value."""
+    raw_importance = str(form.get("importance", "")).strip()
+    try:
+        importance = float(raw_importance) if raw_importance else None
+    except ValueError:
+        raise PageError(400, f"importance must be a number from 0 to 1; got {raw_importance!r}.") from None
+    tags = [t.strip() for t in str(form.get("tags", "")).split(",") if t.strip()]
+
+    def chosen(name: str) -> str | None:  # empty: keep the old value
+        return str(form.get(name, "")) or None
+
+    return UpdateRequest(
+        id=memory_id,
+        content=str(form.get("content", "")),
+        type=chosen("type"),
+        tags=tags,
+        importance=importance,
+        privacy_scope=chosen("privacy_scope"),
     )
 
 

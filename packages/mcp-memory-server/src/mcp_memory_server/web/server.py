@@ -37,6 +37,7 @@ def http_app(
     from starlette.routing import Route
 
     from ..mcp.jsonrpc_recovery import AnswerUnreadableRequests
+    from ..operations.errors import http_status
     from ..runtime.http_security import UnavailableGuard
     from .middleware import guarded
     from .mount import mount_ui
@@ -49,7 +50,8 @@ def http_app(
         if isinstance(route, Route) and route.path == MCP_PATH:  # after the token check (app middleware)
             route.app = AnswerUnreadableRequests(route.app, auth_required=security.verifier is not None)
     mount_ui(starlette_app, service, security)  # /ui: the same tokens, checks and Scope (docs/ui.md)
-    starlette_app.add_middleware(UnavailableGuard)  # outermost of the app's own: around the token check
+    # outermost of the app's own: around the token check; the status from the one error table
+    starlette_app.add_middleware(UnavailableGuard, status_of=http_status)
     return guarded(starlette_app, throttle)
 
 

@@ -214,7 +214,7 @@ def store_decisions_of(payload: dict[str, Any], event: str) -> int:
             if isinstance(session, str) and session:
                 metadata["session_id"] = session
             request = StoreRequest(content=line, metadata=metadata, type="semantic", tags=[kind])
-            stored += store(engine, engine.default_scope, request)["status"] != "duplicate"
+            stored += store(engine, engine.default_scope, request).status != "duplicate"
     finally:
         engine.close()
     return stored

@@ -26,14 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from ..config_files import (
-    ConfigFileError,
-    dump_json,
-    json_indent,
-    load_json,
-    read_config,
-    replace_config,
-)
+from ..config_files import ConfigFileError, json_text, load_json_object, read_config, replace_config
 from ..launch import SERVER_SCRIPT, detect_launch
 
 # event -> (our command's name, Claude Code's timeout for it in seconds). A hook that times out is a
@@ -199,16 +192,12 @@ def _edit(
     events = change(data)
     if data == before:
         return SettingsResult("unchanged", path, None, ())
-    saved = replace_config(target, raw, dump_json(data, json_indent(text)) + "\n", now)
+    saved = replace_config(target, raw, json_text(data, text), now)
     return SettingsResult("created" if raw is None else action, path, saved, events)
 
 
 def _parse(text: str, path: Path) -> dict[str, Any]:
-    if not text.strip():
-        return {}
-    data = load_json(text, path)
-    if not isinstance(data, dict):
-        raise HookSettingsError(f"{path} does not hold a JSON object; left untouched.")
+    data = load_json_object(text, path)
     hooks = data.get("hooks")
     if hooks is not None and not isinstance(hooks, dict):
         raise HookSettingsError(f"'hooks' in {path} is not a JSON object; left untouched.")
