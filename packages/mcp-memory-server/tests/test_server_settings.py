@@ -114,3 +114,26 @@ def test_serve_http_answers_the_allowed_hosts_at_the_public_url(
         statuses = _serve_once(monkeypatch, requests)
     assert statuses["other.example.com"] == 421 and statuses["memory.example.com"] != 421
     assert "streamable HTTP at https://memory.example.com/mcp" in caplog.text
+
+
+def test_the_doctor_lists_the_server_variables_and_knows_them(
+    fake_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MCP_MEMORY_PUBLIC_URL", "https://memory.example.com")
+    monkeypatch.setenv("MCP_MEMORY_MAX_RESULT_TOKENS", "2000")
+    result = CliRunner().invoke(cli, ["doctor", "--json", "--no-handshake"])
+    (settings,) = [check for check in json.loads(result.stdout)["checks"] if check["name"] == "settings"]
+    assert settings["status"] == "ok", settings["message"]  # no variable is unknown
+    rows = {row["variable"]: row for row in settings["details"]["settings"]}
+    assert {f"MCP_MEMORY_{name.upper()}" for name in HTTP_FIELDS} <= set(rows)
+    assert rows["MCP_MEMORY_PUBLIC_URL"] == {
+        "name": "public_url",
+        "variable": "MCP_MEMORY_PUBLIC_URL",
+        "value": "https://memory.example.com",
+        "source": "environment",
+        "of": "core",
+    }
+    assert (
+        "MCP_MEMORY_PUBLIC_URL" in settings["message"]
+        and "MCP_MEMORY_MAX_RESULT_TOKENS" in settings["message"]
+    )
