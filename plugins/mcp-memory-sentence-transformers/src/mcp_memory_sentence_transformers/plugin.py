@@ -21,11 +21,11 @@ if TYPE_CHECKING:
 
 class SentenceTransformersSettings(BaseSettings):
     """Settings from environment variables prefixed ``MCP_MEMORY_SENTENCE_TRANSFORMERS_``, except the
-    model itself: ``MCP_MEMORY_MODEL`` (its name from before the plugin read its own settings)."""
+    model itself: ``MCP_MEMORY_MODEL``, the variable it has always been read from."""
 
-    model_config = SettingsConfigDict(
-        env_prefix="MCP_MEMORY_SENTENCE_TRANSFORMERS_", extra="ignore", populate_by_name=True
-    )
+    # No populate_by_name: it would also read MCP_MEMORY_SENTENCE_TRANSFORMERS_MODEL, a name the doctor
+    # does not know (it lists the alias).
+    model_config = SettingsConfigDict(env_prefix="MCP_MEMORY_SENTENCE_TRANSFORMERS_", extra="ignore")
 
     model: str = Field(
         default="all-MiniLM-L6-v2",
