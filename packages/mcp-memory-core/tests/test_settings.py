@@ -75,3 +75,11 @@ def test_rerankers_are_off_unless_named_and_read_comma_separated(monkeypatch):
     monkeypatch.setenv("MCP_MEMORY_RERANKER_TIMEOUT", "0")
     with pytest.raises(ValidationError, match="greater than 0"):
         Settings()
+
+
+def test_the_core_settings_hold_no_server_or_single_plugin_field():
+    """The core keeps what the engine and plugin selection read: the HTTP server's fields live in the
+    server (``ServerSettings``) and the sentence-transformers model in that plugin's own settings."""
+    moved = {"tokens_path", "allowed_hosts", "public_url", "max_result_tokens", "model"}
+    assert moved.isdisjoint(Settings.model_fields)
+    assert not hasattr(Settings(), "resolved_tokens_path")

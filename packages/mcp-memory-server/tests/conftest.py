@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from starlette.applications import Starlette
 
-from mcp_memory_core.settings import Settings
+from mcp_memory_server.runtime.settings import ServerSettings
 
 FAKE_ENV = {
     "MCP_MEMORY_STORE": "memory",
@@ -36,12 +36,12 @@ def fake_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> Iterator[dict[st
 
 
 @pytest.fixture
-def settings(fake_env: dict[str, str]) -> Settings:
-    return Settings()
+def settings(fake_env: dict[str, str]) -> ServerSettings:
+    return ServerSettings()
 
 
 @pytest.fixture
-def app(settings: Settings) -> Iterator[Any]:
+def app(settings: ServerSettings) -> Iterator[Any]:
     from mcp_memory_server.mcp.app import build_app
 
     server = build_app(settings)
@@ -50,7 +50,7 @@ def app(settings: Settings) -> Iterator[Any]:
 
 
 @pytest.fixture
-def ui(settings: Settings) -> Iterator[tuple[Starlette, Any]]:
+def ui(settings: ServerSettings) -> Iterator[tuple[Starlette, Any]]:
     """The web UI of a server without auth (the local user), on the fakes: the Starlette app it is
     mounted on, and the UI app."""
     from mcp_memory_server.runtime.assembly import build_engine

@@ -16,11 +16,11 @@ import pytest
 from click.testing import CliRunner
 
 from mcp_memory_core.errors import PluginError, UnknownBackendError
-from mcp_memory_core.settings import Settings
 from mcp_memory_core.tokens import TokenRegistry, TokenStoreError
 from mcp_memory_postgres.tokens import TABLE, PostgresTokenTable
 from mcp_memory_server.cli import cli
 from mcp_memory_server.runtime.assembly import token_registry
+from mcp_memory_server.runtime.settings import ServerSettings
 from mcp_memory_server.runtime.tokens import SqliteTokenTable
 from mcp_memory_testing.token_suite import TokenTableConformance
 
@@ -59,22 +59,22 @@ def test_a_damaged_token_file_is_one_sentence(tmp_path: Path) -> None:
 
 # -- where tokens live ------------------------------------------------------------------------------
 @pytest.fixture
-def env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Callable[..., Settings]]:
-    """Settings from a clean MCP_MEMORY_* environment plus the given variables."""
+def env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Callable[..., ServerSettings]]:
+    """The server's settings from a clean MCP_MEMORY_* environment plus the given variables."""
     for name in [n for n in os.environ if n.startswith("MCP_MEMORY_")]:
         monkeypatch.delenv(name)
     monkeypatch.setenv("MCP_MEMORY_DB_PATH", str(tmp_path / "data" / "memories.db"))
 
-    def settings(**variables: str) -> Settings:
+    def settings(**variables: str) -> ServerSettings:
         for name, value in variables.items():
             monkeypatch.setenv(f"MCP_MEMORY_{name}", value)
-        return Settings()
+        return ServerSettings()
 
     yield settings
 
 
 def test_without_a_store_table_tokens_are_the_file_beside_the_database(
-    env: Callable[..., Settings], tmp_path: Path
+    env: Callable[..., ServerSettings], tmp_path: Path
 ) -> None:
     for store in ("sqlite-vec", "memory"):
         table = token_registry(env(STORE=store)).table
@@ -82,7 +82,7 @@ def test_without_a_store_table_tokens_are_the_file_beside_the_database(
         assert table.path == tmp_path / "data" / "tokens.db"
 
 
-def test_postgres_keeps_tokens_in_its_database(env: Callable[..., Settings]) -> None:
+def test_postgres_keeps_tokens_in_its_database(env: Callable[..., ServerSettings]) -> None:
     settings = env(STORE="postgres", DATABASE_URL="postgresql://mcp:s3cret@db.internal:5433/memory")
     registry = token_registry(settings)  # builds, connects nowhere
     assert isinstance(registry.table, PostgresTokenTable)
@@ -90,14 +90,14 @@ def test_postgres_keeps_tokens_in_its_database(env: Callable[..., Settings]) -> 
 
 
 def test_an_explicit_tokens_path_is_the_file_whatever_the_store(
-    env: Callable[..., Settings], tmp_path: Path
+    env: Callable[..., ServerSettings], tmp_path: Path
 ) -> None:
     settings = env(STORE="postgres", DATABASE_URL="postgresql://db/x", TOKENS_PATH=str(tmp_path / "t.db"))
     table = token_registry(settings).table
     assert isinstance(table, SqliteTokenTable) and table.path == tmp_path / "t.db"
 
 
-def test_a_store_that_cannot_be_used_is_an_error_not_a_token_file(env: Callable[..., Settings]) -> None:
+def test_a_store_that_cannot_be_used_is_an_error_not_a_token_file(env: Callable[..., ServerSettings]) -> None:
     with pytest.raises(UnknownBackendError, match="'postgress' is not recognized"):
         token_registry(env(STORE="postgress"))
     with pytest.raises(PluginError, match="MCP_MEMORY_STORE=postgres needs MCP_MEMORY_DATABASE_URL"):
@@ -119,7 +119,7 @@ def pg_tokens(url: str) -> list[tuple[Any, ...]]:
 
 
 def test_token_commands_with_the_postgres_store_use_the_database(
-    env: Callable[..., Settings], postgres_url: str, tmp_path: Path
+    env: Callable[..., ServerSettings], postgres_url: str, tmp_path: Path
 ) -> None:
     env(STORE="postgres", DATABASE_URL=postgres_url)
     created = run("token", "create", "alice", "--team", "core")
@@ -152,7 +152,7 @@ def test_token_commands_with_the_postgres_store_use_the_database(
 
 
 def test_tokens_path_forces_the_file_with_the_postgres_store(
-    env: Callable[..., Settings], postgres_url: str, tmp_path: Path
+    env: Callable[..., ServerSettings], postgres_url: str, tmp_path: Path
 ) -> None:
     path = tmp_path / "forced" / "tokens.db"
     env(STORE="postgres", DATABASE_URL=postgres_url, TOKENS_PATH=str(path))
@@ -172,7 +172,7 @@ def test_tokens_path_forces_the_file_with_the_postgres_store(
     ],
 )
 def test_a_bad_database_url_is_one_sentence_without_the_password(
-    env: Callable[..., Settings], url: str
+    env: Callable[..., ServerSettings], url: str
 ) -> None:
     env(STORE="postgres", DATABASE_URL=url)
     for args in (("token", "list"), ("token", "create", "alice"), ("token", "revoke", "--user", "alice")):
@@ -185,7 +185,7 @@ def test_a_bad_database_url_is_one_sentence_without_the_password(
         assert "pw-s3cret" not in result.stderr and "Traceback" not in result.stderr
 
 
-def test_plugins_marks_the_token_table_in_use(env: Callable[..., Settings], tmp_path: Path) -> None:
+def test_plugins_marks_the_token_table_in_use(env: Callable[..., ServerSettings], tmp_path: Path) -> None:
     def token_table_row(**variables: str) -> dict[str, Any]:
         env(**variables)
         rows = json.loads(run("plugins", "--json").stdout)["backends"]

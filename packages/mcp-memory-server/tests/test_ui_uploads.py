@@ -12,7 +12,7 @@ import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from mcp_memory_core.settings import Settings
+from mcp_memory_server.runtime.settings import ServerSettings
 
 BASE = "http://127.0.0.1:8000"
 BOUNDARY = "mcp-memory-test-boundary"
@@ -156,7 +156,7 @@ def test_a_zip_bomb_upload_is_refused_in_one_sentence_and_nothing_is_imported(
 
 
 @pytest.mark.anyio
-async def test_a_chunked_login_form_is_stopped_at_64_kb(settings: Settings) -> None:
+async def test_a_chunked_login_form_is_stopped_at_64_kb(settings: ServerSettings) -> None:
     """The login form is open to anyone: its body is capped too, at what a token needs."""
     from mcp_memory_server.runtime.assembly import build_engine, token_registry
     from mcp_memory_server.runtime.http_security import http_security

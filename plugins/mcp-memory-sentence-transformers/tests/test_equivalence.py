@@ -120,7 +120,7 @@ def test_plugin_spec_and_lazy_import() -> None:
         from mcp_memory_core import EmbedderSpec, Settings
         (spec,) = list(plugin.mcp_memory_embedders())
         assert isinstance(spec, EmbedderSpec) and spec.name == "sentence-transformers"
-        e = spec.factory(Settings(model="all-MiniLM-L6-v2"))
+        e = spec.factory(Settings())  # the model: MCP_MEMORY_MODEL, by default all-MiniLM-L6-v2
         assert e.dimensions == 384 and "all-MiniLM-L6-v2" in e.model_id
         heavy = [m for m in ("torch", "sentence_transformers", "transformers") if m in sys.modules]
         assert not heavy, heavy

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import platformdirs
-from pydantic import AnyHttpUrl, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from .context import derive_project
@@ -27,7 +27,13 @@ def default_db_path() -> Path:
 
 
 class Settings(BaseSettings):
-    """Everything the server and the engine read from the environment."""
+    """What the engine and the choice of plugins read from the environment.
+
+    A surface adds its own fields in a subclass (the server: its HTTP and tool-result settings); a
+    plugin reads its own with a ``BaseSettings`` of its own, declared as its spec's ``settings_model``
+    (e.g. the postgres store's ``MCP_MEMORY_DATABASE_URL``). ``db_path`` stays here: the sqlite-vec
+    store and the vault's index open it, and the server puts the token file, the hooks' state and the
+    doctor's checks beside it."""
 
     model_config = SettingsConfigDict(env_prefix="MCP_MEMORY_", extra="ignore")
 
@@ -51,9 +57,6 @@ class Settings(BaseSettings):
         le=600.0,
         description="Seconds a reranker may take per search; a slower one is skipped and the search says so",
     )
-    model: str = Field(
-        default="all-MiniLM-L6-v2", description="Model for embedders that take one (sentence-transformers)"
-    )
     disable_plugins: str = Field(
         default="", description="Comma-separated plugin entry-point names not to load, or * for all"
     )
@@ -66,19 +69,6 @@ class Settings(BaseSettings):
     )
     user: str = Field(
         default=LOCAL_USER, description="Who the stdio server and the CLI act as (the owner of new memories)"
-    )
-    tokens_path: Path | None = Field(
-        default=None,
-        description="The HTTP server's token file, used whatever the store (default: the store plugin's "
-        "token table if it has one, as postgres does; else tokens.db beside the database)",
-    )
-    allowed_hosts: str = Field(
-        default="",
-        description="HTTP: extra Host names the server answers to, comma-separated (e.g. memory.example.com "
-        "behind a reverse proxy); loopback names and the bind address are always allowed",
-    )
-    public_url: str | None = Field(
-        default=None, description="HTTP: the server's URL as clients reach it (default http://HOST:PORT)"
     )
     ttl_working: str = Field(default="48h", description="Lifetime of working memories (e.g. 48h, 90d, never)")
     ttl_episodic: str = Field(default="90d", description="Lifetime of episodic memories")
@@ -147,13 +137,6 @@ class Settings(BaseSettings):
         description="Largest page of the engine's list (mcp-memory list), in bytes of JSON (a page always "
         "holds at least one memory); MCP tool results are bounded by max_result_tokens instead",
     )
-    max_result_tokens: int = Field(
-        default=8000,
-        ge=1000,
-        description="Largest MCP tool result, in tokens estimated as UTF-8 bytes / 4 of its JSON text "
-        "(clients accept about 25,000); search and list cut what does not fit and say so, get_memory "
-        "always returns the memory asked for whole",
-    )
 
     def floor(self, embedder: object) -> RelevanceFloor | None:
         """The relevance floor search applies: the embedder's calibration (its ``relevance_floor``)
@@ -198,12 +181,6 @@ class Settings(BaseSettings):
         """The project namespace, or None (no project: writes go to ``user``)."""
         return validate_namespace(self.namespace) if self.namespace else derive_project()
 
-    def resolved_tokens_path(self) -> Path:
-        if self.tokens_path is not None:
-            return self.tokens_path.expanduser().resolve()
-        base = self.db_path.parent if str(self.db_path) != ":memory:" else default_db_path().parent
-        return base / "tokens.db"
-
     @field_validator("db_path")
     @classmethod
     def _absolute(cls, value: Path) -> Path:
@@ -214,23 +191,6 @@ class Settings(BaseSettings):
     def _duration(cls, value: str) -> str:
         parse_duration(value)  # raises a clear error for a bad duration
         return value
-
-    @field_validator("public_url")
-    @classmethod
-    def _public_url(cls, value: str | None) -> str | None:
-        """The URL clients reach the server at: http(s), with a host (the OAuth metadata needs one)."""
-        if value is None or not value.strip():
-            return None
-        try:
-            parsed = TypeAdapter(AnyHttpUrl).validate_python(value.strip())
-        except ValidationError:
-            parsed = None
-        if parsed is None or not parsed.host:
-            raise ValueError(
-                f"{value[:80]!r} is not an http(s) URL: give the address clients use, e.g. "
-                "https://memory.example.com"
-            )
-        return value.strip()
 
     @field_validator("user")
     @classmethod

@@ -2,6 +2,10 @@
 
 A spec's ``factory`` must be cheap: it receives the core :class:`~mcp_memory_core.settings.Settings`
 and returns a backend object; heavy imports and model loading happen later, inside the backend.
+
+A plugin's own variables are a ``pydantic_settings.BaseSettings`` of its own (prefix ``MCP_MEMORY_``
+or ``MCP_MEMORY_<PLUGIN>_``) that its factory reads; naming it as ``settings_model`` lets
+``mcp-memory doctor`` list them and know them as read.
 """
 
 from __future__ import annotations

@@ -20,20 +20,25 @@ if TYPE_CHECKING:
 
 
 class SentenceTransformersSettings(BaseSettings):
-    """Settings from environment variables prefixed ``MCP_MEMORY_SENTENCE_TRANSFORMERS_``.
+    """Settings from environment variables prefixed ``MCP_MEMORY_SENTENCE_TRANSFORMERS_``, except the
+    model itself: ``MCP_MEMORY_MODEL``, the variable it has always been read from."""
 
-    The model itself is the core setting ``MCP_MEMORY_MODEL``.
-    """
-
+    # No populate_by_name: it would also read MCP_MEMORY_SENTENCE_TRANSFORMERS_MODEL, a name the doctor
+    # does not know (it lists the alias).
     model_config = SettingsConfigDict(env_prefix="MCP_MEMORY_SENTENCE_TRANSFORMERS_", extra="ignore")
 
+    model: str = Field(
+        default="all-MiniLM-L6-v2",
+        validation_alias="MCP_MEMORY_MODEL",
+        description="A model name of the Hugging Face hub (all-MiniLM-L6-v2), an org/name id, or a local directory",
+    )
     device: str = Field(default="cpu", description="torch device: cpu, cuda, cuda:1, mps …")
     batch_size: int = Field(default=32, ge=1, description="texts per forward pass")
 
 
 def _make(settings: Settings) -> SentenceTransformerEmbedder:
     own = SentenceTransformersSettings()
-    return SentenceTransformerEmbedder(settings.model, device=own.device, batch_size=own.batch_size)
+    return SentenceTransformerEmbedder(own.model, device=own.device, batch_size=own.batch_size)
 
 
 @hookimpl

@@ -29,7 +29,8 @@ from ..operations.errors import rule_for
 if TYPE_CHECKING:
     from mcp_memory_core.engine import MemoryEngine
     from mcp_memory_core.scope import Scope
-    from mcp_memory_core.settings import Settings
+
+    from ..runtime.settings import ServerSettings
 
 
 T = TypeVar("T")
@@ -44,7 +45,7 @@ def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
     sys.exit(code)
 
 
-def load_settings() -> Settings:
+def load_settings() -> ServerSettings:
     from ..runtime.config import load_settings as read
 
     with expected_errors():  # an invalid setting exits with EXIT_USAGE

@@ -9,7 +9,7 @@ import click
 from .common import emit_json, expected_errors, load_settings
 
 if TYPE_CHECKING:
-    from mcp_memory_core.settings import Settings
+    from ..runtime.settings import ServerSettings
 
 
 @click.command()
@@ -62,7 +62,7 @@ def plugins(as_json: bool) -> None:
         click.echo(f"FAILED  {failure['entry_point']} ({failure['package']}): {failure['error']}")
 
 
-def _selected(kind: str, name: str, settings: Settings, selected: dict[str, Any]) -> bool:
+def _selected(kind: str, name: str, settings: ServerSettings, selected: dict[str, Any]) -> bool:
     if kind == "reranker":
         return name in settings.rerankers
     if kind == "token-table":  # used beside its store unless MCP_MEMORY_TOKENS_PATH names a file

@@ -173,7 +173,7 @@ def _location(ctx: Context, settings: Settings) -> str:
 
 
 def check_settings(ctx: Context) -> Check:
-    from mcp_memory_core.settings import Settings
+    from ..runtime.settings import ServerSettings
 
     problem = first_failure(ctx, "settings", ctx.settings)
     if problem is not None:
@@ -184,8 +184,8 @@ def check_settings(ctx: Context) -> Check:
             '(your MCP client\'s "env" in its config) and in this shell.',
         )
     settings = ctx.settings()
-    rows = _describe(Settings, settings, ctx.environ, "core")
-    known = set(_env_names(Settings)) | OTHER_VARIABLES
+    rows = _describe(ServerSettings, settings, ctx.environ, "core")  # mcp-memory's own, not a plugin's
+    known = set(_env_names(ServerSettings)) | OTHER_VARIABLES
     plugin_rows: list[dict[str, Any]] = []
     complete = False  # every installed plugin's variables are known: only then is a name unknown
     with contextlib.suppress(Exception):  # the plugins check reports plugins that cannot load

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from mcp_memory_core.plugins import PluginManager
     from mcp_memory_core.protocols import StoreDiagnosis
-    from mcp_memory_core.settings import Settings
+
+    from ..runtime.settings import ServerSettings
 
 
 Status = Literal["ok", "warn", "fail"]
@@ -88,10 +89,10 @@ class Context:
     def error(self, key: str) -> Exception | None:
         return self._errors.get(key)
 
-    def settings(self) -> Settings:
+    def settings(self) -> ServerSettings:
         from ..runtime.config import load_settings
 
-        def build() -> Settings:
+        def build() -> ServerSettings:
             settings = load_settings()
             # Never create a database (nor a vault's index) at a mistyped path.
             return settings.model_copy(update={"create_database": False})

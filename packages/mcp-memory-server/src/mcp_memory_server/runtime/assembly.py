@@ -22,6 +22,8 @@ from mcp_memory_core.scope import Scope
 from mcp_memory_core.settings import Settings
 from mcp_memory_core.tokens import TokenRegistry
 
+from .settings import ServerSettings
+
 log = logging.getLogger(__name__)
 
 
@@ -119,7 +121,7 @@ def build_engine(
     )
 
 
-def token_registry(settings: Settings, plugins: PluginManager | None = None) -> TokenRegistry:
+def token_registry(settings: ServerSettings, plugins: PluginManager | None = None) -> TokenRegistry:
     """The bearer tokens of ``serve --transport http`` and ``mcp-memory token …``: the file
     ``MCP_MEMORY_TOKENS_PATH`` when it is set; else the table the configured store's plugin keeps
     tokens in (PostgreSQL: its own database, so every server on it sees a created or revoked token at

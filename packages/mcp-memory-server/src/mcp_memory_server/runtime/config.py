@@ -7,14 +7,20 @@ from pydantic import ValidationError
 from mcp_memory_core.errors import MemoryServerError
 from mcp_memory_core.settings import Settings
 
+from .settings import ServerSettings
+
 
 class ConfigurationError(MemoryServerError):
     """An MCP_MEMORY_* environment variable holds a value that cannot be used."""
 
 
-def load_settings() -> Settings:
+def load_settings(given: Settings | None = None) -> ServerSettings:
+    """The server's settings from the environment; over ``given`` (core settings a program or a test
+    built) when there are some: their values are kept, the server's own fields come from the environment."""
+    if isinstance(given, ServerSettings):
+        return given
     try:
-        return Settings()
+        return ServerSettings() if given is None else ServerSettings(**dict(given))
     except ValidationError as exc:
         problems = "; ".join(
             f"MCP_MEMORY_{'_'.join(str(part) for part in err['loc']).upper()}: {err['msg']}"

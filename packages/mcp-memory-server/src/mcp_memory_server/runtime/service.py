@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from mcp_memory_core.settings import Settings
     from mcp_memory_core.tokens import TokenRegistry
 
+    from .settings import ServerSettings
+
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
@@ -57,7 +59,8 @@ class MemoryService:
         *,
         tokens: TokenRegistry | None = None,
     ) -> None:
-        self._settings = settings
+        self._given = settings
+        self._settings: ServerSettings | None = None
         self._factory = engine_factory or _default_factory
         self.tokens = tokens
         self._engine: MemoryEngine | None = None
@@ -73,12 +76,13 @@ class MemoryService:
         self.warm_seconds: float | None = None
 
     @property
-    def settings(self) -> Settings:
-        """The settings, read from the environment on first use (ConfigurationError if invalid)."""
+    def settings(self) -> ServerSettings:
+        """The settings, read from the environment on first use, over the core settings given if any
+        (ConfigurationError if invalid)."""
         if self._settings is None:
             from .config import load_settings
 
-            self._settings = load_settings()
+            self._settings = load_settings(self._given)
         return self._settings
 
     # -- engine ----------------------------------------------------------------------------------

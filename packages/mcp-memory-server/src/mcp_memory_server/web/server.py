@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from ..runtime.http_security import HttpSecurity
     from ..runtime.service import MemoryService
+    from ..runtime.settings import ServerSettings
     from .middleware import LoginThrottle
 
 log = logging.getLogger(__name__)
@@ -55,7 +56,9 @@ def http_app(
     return guarded(starlette_app, throttle)
 
 
-def serve_http(settings: Settings, *, host: str = "127.0.0.1", port: int = 8000, auth: bool = True) -> None:
+def serve_http(
+    settings: ServerSettings, *, host: str = "127.0.0.1", port: int = 8000, auth: bool = True
+) -> None:
     """Serve streamable HTTP at http://HOST:PORT/mcp, and the web UI at /ui, until interrupted.
 
     With ``auth`` (the default) every request needs ``Authorization: Bearer <token>`` of an active
