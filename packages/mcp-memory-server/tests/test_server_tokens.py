@@ -40,6 +40,46 @@ def test_the_token_file_is_private_and_holds_no_secret(tmp_path: Path) -> None:
     assert secret.encode() not in path.read_bytes() and b"alice" in path.read_bytes()
 
 
+def test_a_request_reads_the_token_file_once_until_it_changes(tmp_path: Path) -> None:
+    """Each HTTP request looks its token up (the auth check, then its Scope: the token again and the
+    teams): answered from memory while the file is unchanged, read again once any process wrote it."""
+    path = tmp_path / "tokens.db"
+    server = TokenRegistry(SqliteTokenTable(path))
+    admin = TokenRegistry(SqliteTokenTable(path))  # the CLI: another process, another connection
+    alice, _ = admin.create("alice", ["core"])
+    bob, _ = admin.create("bob", ["core"])
+    reads: list[str] = []
+    for name in ("find_active", "active_teams"):
+        method = getattr(server.table, name)
+        setattr(server.table, name, lambda *a, _m=method, _n=name: reads.append(_n) or _m(*a))
+    for _ in range(3):
+        info = server.verify(alice)
+        assert info is not None and info.user == "alice"
+        assert server.memberships("alice") == (frozenset({"core"}), frozenset({"bob"}))
+    assert reads == ["find_active", "active_teams"]
+    admin.revoke(user="bob")  # another process writes: both answers are read again
+    assert server.memberships("alice") == (frozenset({"core"}), frozenset())
+    assert server.verify(bob) is None
+    assert server.verify(alice) is not None
+    assert reads[2:] == ["active_teams", "find_active", "find_active"]
+
+
+def test_a_revoked_token_stops_working_at_once_with_the_cache(tmp_path: Path) -> None:
+    path = tmp_path / "tokens.db"
+    server = TokenRegistry(SqliteTokenTable(path))
+    admin = TokenRegistry(SqliteTokenTable(path))
+    alice, info = admin.create("alice")
+    assert server.verify(alice) is not None and server.verify(alice) is not None
+    admin.revoke(info.id)
+    assert server.verify(alice) is None
+    again, _ = admin.create("alice")
+    assert server.verify(again) is not None
+    path.unlink()  # the file deleted (every token with it), then a new one made
+    assert server.verify(again) is None
+    fresh, _ = admin.create("carol")
+    assert server.verify(again) is None and server.verify(fresh) is not None
+
+
 def test_reading_a_missing_token_file_creates_nothing(tmp_path: Path) -> None:
     path = tmp_path / "tokens.db"
     registry = TokenRegistry(SqliteTokenTable(path))
