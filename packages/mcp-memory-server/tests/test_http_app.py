@@ -224,3 +224,13 @@ def test_a_client_that_asks_for_server_sent_events_gets_its_answer_as_one(served
     assert listed.headers["content-type"].startswith("text/event-stream") and "store_memory" in listed.text
     refused = client.post("/mcp", json=INITIALIZE, headers={**headers, "Accept": "image/png"})
     assert refused.status_code == 406  # accepts neither: the SDK's own answer
+
+
+def test_http_requests_are_parsed_by_httptools() -> None:
+    """uvicorn picks its C parser when httptools is installed (a dependency): the pure-Python h11
+    cost about 0.4 ms more CPU per request."""
+    import uvicorn
+
+    config = uvicorn.Config(lambda scope, receive, send: None, log_config=None)
+    config.load()
+    assert config.http_protocol_class.__name__ == "HttpToolsProtocol"
