@@ -183,8 +183,9 @@ class TokenRegistry:
             return None
         token_hash = hash_token(token)
         version = self._current_version()
-        with self._cache_lock:
-            found = self._active.get(token_hash) if version is not None else None
+        with self._cache_lock:  # only what was read under the version this call saw
+            kept = version is not None and self._cached_version == version
+            found = self._active.get(token_hash) if kept else None
         if found is not None:
             return found
         found = self.table.find_active(token_hash)
@@ -197,7 +198,7 @@ class TokenRegistry:
     def _active_teams(self) -> list[tuple[str, tuple[str, ...]]]:
         version = self._current_version()
         with self._cache_lock:
-            if version is not None and self._teams is not None:
+            if version is not None and self._cached_version == version and self._teams is not None:
                 return self._teams
         teams = self.table.active_teams()
         if version is not None:
