@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from mcp_memory_core.errors import PluginError, UnknownBackendError
 from mcp_memory_core.settings import Settings
-from mcp_memory_core.tokens import TokenRegistry, TokenStoreError
+from mcp_memory_core.tokens import TokenRegistry, TokenStoreError, hash_token
 from mcp_memory_postgres.tokens import TABLE, PostgresTokenTable
 from mcp_memory_server.cli import cli
 from mcp_memory_server.runtime.assembly import token_registry
@@ -235,3 +235,46 @@ def test_plugins_marks_the_token_table_in_use(env: Callable[..., Settings], tmp_
     row = token_table_row(STORE="postgres", DATABASE_URL="postgresql://db/x")
     assert row["selected"] is True and row["package"] == "mcp-memory-postgres"
     assert token_table_row(TOKENS_PATH=str(tmp_path / "t.db"))["selected"] is False
+
+
+class ScriptedTable(SqliteTokenTable):
+    """The token file, with the versions its readers see and the answer of one lookup scripted."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.versions: list[object] = []
+        self.stale_answers: list[Any] = []
+
+    def version(self) -> Any:
+        return self.versions.pop(0) if self.versions else super().version()
+
+    def find_active(self, token_hash: str) -> Any:
+        return self.stale_answers.pop(0) if self.stale_answers else super().find_active(token_hash)
+
+
+def test_a_slow_lookup_of_an_older_version_never_answers_a_newer_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """C sees the file after a revocation; between C's version read and C's look into the cache, a
+    slower lookup that read the version (and the file) before the revocation resets the cache to that
+    older version and keeps its answer there. C must not take it: a lookup uses only what was kept
+    under the version it read itself."""
+    table = ScriptedTable(tmp_path / "tokens.db")
+    registry = TokenRegistry(table)
+    alice, info = registry.create("alice")
+    before = table.version()
+    active = table.find_active(hash_token(alice))
+    registry.revoke(info.id)
+    current = registry._current_version
+
+    def interleaved() -> Any:
+        seen = current()  # C: the version after the revocation (the cache is emptied for it)
+        if not table.versions:  # only around C's own lookup
+            table.versions.append(before)  # D/B's version read, from before the revocation
+            table.stale_answers.append(active)  # and its read of the file, also from before
+            monkeypatch.setattr(registry, "_current_version", current)
+            registry.verify(alice)  # D/B: the cache goes back to `before` and keeps that answer
+        return seen
+
+    monkeypatch.setattr(registry, "_current_version", interleaved)
+    assert registry.verify(alice) is None
