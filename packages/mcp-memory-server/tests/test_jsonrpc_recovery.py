@@ -7,7 +7,11 @@ import pytest
 from mcp.types import INVALID_PARAMS, INVALID_REQUEST, jsonrpc_message_adapter
 from pydantic import ValidationError
 
-from mcp_memory_server.mcp.jsonrpc_recovery import MAX_DEPTH, unreadable_request_reply
+from mcp_memory_server.mcp.jsonrpc_recovery import (
+    MAX_DEPTH,
+    AnswerUnreadableRequests,
+    unreadable_request_reply,
+)
 
 
 def nested(depth: int) -> str:
@@ -66,3 +70,46 @@ def test_a_lone_surrogate_is_refused_with_the_request_id(text: str, code: int) -
 def test_anything_else_is_left_to_the_parse_error(text: str) -> None:
     assert unreadable_request_reply(text) is None
     assert unreadable_request_reply(b"\xff" + text.encode()) is None  # not UTF-8
+
+
+def test_an_ordinary_http_request_is_not_parsed_twice(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SDK parses each body; the check in front of it only parses one that could be refused (a
+    surrogate escape, or more brackets than the SDK reads levels), and passes every body on intact."""
+    import anyio
+    import pydantic_core
+
+    parsed: list[bytes] = []
+    real_from_json = pydantic_core.from_json
+
+    def counted(data: bytes, *args: object, **kwargs: object) -> object:
+        parsed.append(data)
+        return real_from_json(data, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pydantic_core, "from_json", counted)
+    seen: list[bytes] = []
+    sent: list[dict[str, object]] = []
+
+    async def sdk(scope: object, receive: object, send: object) -> None:
+        seen.append((await receive())["body"])  # type: ignore[operator]
+
+    async def post(body: bytes) -> None:
+        messages = [
+            {"type": "http.request", "body": body[:10], "more_body": True},
+            {"type": "http.request", "body": body[10:], "more_body": False},
+        ]
+
+        async def receive() -> dict[str, object]:
+            return messages.pop(0)
+
+        async def send(message: dict[str, object]) -> None:
+            sent.append(message)
+
+        scope = {"type": "http", "method": "POST", "headers": []}
+        await AnswerUnreadableRequests(sdk, auth_required=False)(scope, receive, send)  # type: ignore[arg-type]
+
+    ordinary = b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"store_memory","arguments":{"content":"caf\\u00e9 [1] {2}"}}}'
+    anyio.run(post, ordinary)
+    assert parsed == [] and seen == [ordinary[:10]]  # the SDK reads the body as it was sent
+    suspect = ordinary.replace(b"\\u00e9", b"\\ud800")
+    anyio.run(post, suspect)
+    assert parsed == [suspect] and sent[0]["status"] == 400  # answered here, by its id

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from mcp_memory_core.errors import PluginError, UnknownBackendError
-from mcp_memory_core.tokens import TokenRegistry, TokenStoreError
+from mcp_memory_core.tokens import TokenRegistry, TokenStoreError, hash_token
 from mcp_memory_postgres.tokens import TABLE, PostgresTokenTable
 from mcp_memory_server.cli import cli
 from mcp_memory_server.runtime.assembly import token_registry
@@ -38,6 +38,46 @@ def test_the_token_file_is_private_and_holds_no_secret(tmp_path: Path) -> None:
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     assert secret.encode() not in path.read_bytes() and b"alice" in path.read_bytes()
+
+
+def test_a_request_reads_the_token_file_once_until_it_changes(tmp_path: Path) -> None:
+    """Each HTTP request looks its token up (the auth check, then its Scope: the token again and the
+    teams): answered from memory while the file is unchanged, read again once any process wrote it."""
+    path = tmp_path / "tokens.db"
+    server = TokenRegistry(SqliteTokenTable(path))
+    admin = TokenRegistry(SqliteTokenTable(path))  # the CLI: another process, another connection
+    alice, _ = admin.create("alice", ["core"])
+    bob, _ = admin.create("bob", ["core"])
+    reads: list[str] = []
+    for name in ("find_active", "active_teams"):
+        method = getattr(server.table, name)
+        setattr(server.table, name, lambda *a, _m=method, _n=name: reads.append(_n) or _m(*a))
+    for _ in range(3):
+        info = server.verify(alice)
+        assert info is not None and info.user == "alice"
+        assert server.memberships("alice") == (frozenset({"core"}), frozenset({"bob"}))
+    assert reads == ["find_active", "active_teams"]
+    admin.revoke(user="bob")  # another process writes: both answers are read again
+    assert server.memberships("alice") == (frozenset({"core"}), frozenset())
+    assert server.verify(bob) is None
+    assert server.verify(alice) is not None
+    assert reads[2:] == ["active_teams", "find_active", "find_active"]
+
+
+def test_a_revoked_token_stops_working_at_once_with_the_cache(tmp_path: Path) -> None:
+    path = tmp_path / "tokens.db"
+    server = TokenRegistry(SqliteTokenTable(path))
+    admin = TokenRegistry(SqliteTokenTable(path))
+    alice, info = admin.create("alice")
+    assert server.verify(alice) is not None and server.verify(alice) is not None
+    admin.revoke(info.id)
+    assert server.verify(alice) is None
+    again, _ = admin.create("alice")
+    assert server.verify(again) is not None
+    path.unlink()  # the file deleted (every token with it), then a new one made
+    assert server.verify(again) is None
+    fresh, _ = admin.create("carol")
+    assert server.verify(again) is None and server.verify(fresh) is not None
 
 
 def test_reading_a_missing_token_file_creates_nothing(tmp_path: Path) -> None:
@@ -195,3 +235,46 @@ def test_plugins_marks_the_token_table_in_use(env: Callable[..., ServerSettings]
     row = token_table_row(STORE="postgres", DATABASE_URL="postgresql://db/x")
     assert row["selected"] is True and row["package"] == "mcp-memory-postgres"
     assert token_table_row(TOKENS_PATH=str(tmp_path / "t.db"))["selected"] is False
+
+
+class ScriptedTable(SqliteTokenTable):
+    """The token file, with the versions its readers see and the answer of one lookup scripted."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.versions: list[object] = []
+        self.stale_answers: list[Any] = []
+
+    def version(self) -> Any:
+        return self.versions.pop(0) if self.versions else super().version()
+
+    def find_active(self, token_hash: str) -> Any:
+        return self.stale_answers.pop(0) if self.stale_answers else super().find_active(token_hash)
+
+
+def test_a_slow_lookup_of_an_older_version_never_answers_a_newer_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """C sees the file after a revocation; between C's version read and C's look into the cache, a
+    slower lookup that read the version (and the file) before the revocation resets the cache to that
+    older version and keeps its answer there. C must not take it: a lookup uses only what was kept
+    under the version it read itself."""
+    table = ScriptedTable(tmp_path / "tokens.db")
+    registry = TokenRegistry(table)
+    alice, info = registry.create("alice")
+    before = table.version()
+    active = table.find_active(hash_token(alice))
+    registry.revoke(info.id)
+    current = registry._current_version
+
+    def interleaved() -> Any:
+        seen = current()  # C: the version after the revocation (the cache is emptied for it)
+        if not table.versions:  # only around C's own lookup
+            table.versions.append(before)  # D/B's version read, from before the revocation
+            table.stale_answers.append(active)  # and its read of the file, also from before
+            monkeypatch.setattr(registry, "_current_version", current)
+            registry.verify(alice)  # D/B: the cache goes back to `before` and keeps that answer
+        return seen
+
+    monkeypatch.setattr(registry, "_current_version", interleaved)
+    assert registry.verify(alice) is None

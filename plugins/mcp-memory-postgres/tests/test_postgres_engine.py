@@ -153,3 +153,37 @@ def test_a_sqlite_export_holding_a_nul_imports_the_rest_and_names_the_refused(
         {"id": old.id, "where": memories.where(old.id), "reason": f"content {NUL_REFUSED}"}
     ]
     assert [m.id for m in engine.store.iter_all()] == [kept.id]
+
+
+def test_one_store_memory_is_one_transaction_of_eight_statements(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each statement is a round trip: the text's lock, the model check, the row count, the KNN, the
+    candidates' rows, the memory (its seq returned), the model check after that row lock, its
+    passages; in one transaction. It was 11: the KNN checked the model after its query too (the
+    write's own check after its lock covers it), the row count took two queries and the seq one more."""
+    engine = MemoryEngine(PostgresStore(postgres_url), HashEmbedder(), SimilarityRanker())
+    engine.warm()
+    for i in range(5):
+        engine.store_memory(f"fact number {i} about the blue build")
+    issued: list[str] = []
+    transactions: list[str] = []
+    execute, executemany = psycopg.Cursor.execute, psycopg.Cursor.executemany
+    transaction = psycopg.Connection.transaction
+
+    def traced(method: Any) -> Any:
+        return lambda cur, query, *args, **kwargs: (
+            issued.append(str(query)) or method(cur, query, *args, **kwargs)
+        )
+
+    def counted(conn: Any, *args: Any, **kwargs: Any) -> Any:
+        transactions.append("tx")
+        return transaction(conn, *args, **kwargs)
+
+    monkeypatch.setattr(psycopg.Cursor, "execute", traced(execute))
+    monkeypatch.setattr(psycopg.Cursor, "executemany", traced(executemany))
+    monkeypatch.setattr(psycopg.Connection, "transaction", counted)
+    assert engine.store_memory("The team ships the green build on Fridays.").status == "stored"
+    assert transactions == ["tx"]
+    assert len(issued) == 8, "\n".join(" ".join(q.split())[:100] for q in issued)
+    engine.close()

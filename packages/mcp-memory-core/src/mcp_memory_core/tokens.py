@@ -5,7 +5,9 @@ a :class:`TokenTable`: a small SQLite file beside the memory database by default
 a table in the store's own database when the store's plugin keeps one (PostgreSQL's
 ``mcp_memory.tokens``, registered through the ``mcp_memory_token_tables`` hook). Every request looks
 its token up in the table, so a revoked token stops working at once in every server process that
-reads the same table, with no cache to go stale.
+reads the same table. A table that can tell cheaply whether anyone wrote it since
+(:class:`VersionedTokenTable`: the token file) lets the registry answer from memory until then; a
+table that cannot (PostgreSQL's) is read on every lookup.
 
 A user's teams are the union of the teams of their active tokens; two users are *teammates* when
 they share one. The Scope of a request gets both (the engine decides visibility from them).
@@ -18,7 +20,8 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Iterable
+import threading
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import TracebackType
@@ -102,11 +105,29 @@ class TokenTable(Protocol):
         ...
 
 
+@runtime_checkable
+class VersionedTokenTable(TokenTable, Protocol):
+    """A token table that can tell, cheaply, whether it changed: the registry then keeps what it
+    read until the version moves."""
+
+    def version(self) -> Hashable | None:
+        """A value that differs from every earlier one once any process wrote the table (a token
+        created or revoked, the table replaced); None when it cannot tell now (nothing is kept)."""
+        ...
+
+
+MAX_CACHED_TOKENS = 1024  # active tokens kept per version (a wrong token is never kept)
+
+
 class TokenRegistry:
     """The tokens of the HTTP server, on top of a :class:`TokenTable`. Cheap to construct."""
 
     def __init__(self, table: TokenTable) -> None:
         self.table = table
+        self._cache_lock = threading.Lock()
+        self._cached_version: Hashable | None = None
+        self._active: dict[str, TokenInfo] = {}  # token hash -> its active token
+        self._teams: list[tuple[str, tuple[str, ...]]] | None = None
 
     @property
     def location(self) -> str:
@@ -134,6 +155,7 @@ class TokenRegistry:
             id=secrets.token_hex(4), user=user, teams=tuple(team_list), created_at=_now(), revoked_at=None
         )
         self.table.insert(info, hash_token(token))
+        self._forget()
         return token, info
 
     def tokens(self) -> list[TokenInfo]:
@@ -143,9 +165,13 @@ class TokenRegistry:
         """Revoke one token by id, or every active token of ``user``. Returns what was revoked."""
         if (token_id is None) == (user is None):
             raise InvalidInputError("Revoke either one token id or every token of one --user.")
-        if token_id is None:
-            return self.table.revoke_user(validate_principal(user or ""), _now())
-        revoked = self.table.revoke_id(token_id.strip(), _now())
+        self._forget()  # before and after: nothing read meanwhile outlives the revocation
+        try:
+            if token_id is None:
+                return self.table.revoke_user(validate_principal(user or ""), _now())
+            revoked = self.table.revoke_id(token_id.strip(), _now())
+        finally:
+            self._forget()
         if not revoked:
             raise InvalidInputError(f"No active token with id {token_id!r}. See `mcp-memory token list`.")
         return revoked
@@ -155,12 +181,51 @@ class TokenRegistry:
         """The active token whose hash matches, or None."""
         if not token:
             return None
-        return self.table.find_active(hash_token(token))
+        token_hash = hash_token(token)
+        version = self._current_version()
+        with self._cache_lock:  # only what was read under the version this call saw
+            kept = version is not None and self._cached_version == version
+            found = self._active.get(token_hash) if kept else None
+        if found is not None:
+            return found
+        found = self.table.find_active(token_hash)
+        if found is not None and version is not None:
+            with self._cache_lock:
+                if self._cached_version == version and len(self._active) < MAX_CACHED_TOKENS:
+                    self._active[token_hash] = found
+        return found
+
+    def _active_teams(self) -> list[tuple[str, tuple[str, ...]]]:
+        version = self._current_version()
+        with self._cache_lock:
+            if version is not None and self._cached_version == version and self._teams is not None:
+                return self._teams
+        teams = self.table.active_teams()
+        if version is not None:
+            with self._cache_lock:
+                if self._cached_version == version:
+                    self._teams = teams
+        return teams
+
+    def _forget(self) -> None:
+        with self._cache_lock:
+            self._cached_version, self._active, self._teams = None, {}, None
+
+    def _current_version(self) -> Hashable | None:
+        """The table's version, read before the table itself (so what is read then is at least as
+        new as it); what was kept for an older version is dropped."""
+        if not isinstance(self.table, VersionedTokenTable):
+            return None
+        version = self.table.version()
+        with self._cache_lock:
+            if version is None or version != self._cached_version:
+                self._cached_version, self._active, self._teams = version, {}, None
+        return version
 
     def memberships(self, user: str) -> tuple[frozenset[str], frozenset[str]]:
         """(the teams of ``user``, the other users sharing one of them), from the active tokens."""
         teams_of: dict[str, set[str]] = {}
-        for member, teams in self.table.active_teams():
+        for member, teams in self._active_teams():
             teams_of.setdefault(member, set()).update(teams)
         mine = frozenset(teams_of.get(user, set()))
         mates = frozenset(m for m, t in teams_of.items() if m != user and t & mine)

@@ -355,19 +355,15 @@ class PostgresStore(SqlReads, Reembedding):
         import psycopg
 
         with self.transaction(), self._connection() as conn:
-            seqs = [
-                int(r[0])
-                for r in conn.execute(
-                    "SELECT nextval(pg_get_serial_sequence(%s, 'seq')) FROM generate_series(1, %s)",
-                    (_MEMORIES, len(memories)),
-                )
-            ]
             try:
-                with conn.cursor() as cur:
+                with conn.cursor() as cur:  # each row's seq comes back with its insert (in order)
                     cur.executemany(
-                        f"INSERT INTO {_MEMORIES} (seq, {_COLUMNS}) VALUES (%s, {', '.join(['%s'] * len(COLUMNS))})",
-                        [(seq, *_CODEC.encode(m)) for seq, m in zip(seqs, memories, strict=True)],
+                        f"INSERT INTO {_MEMORIES} ({_COLUMNS}) VALUES ({', '.join(['%s'] * len(COLUMNS))}) "
+                        "RETURNING seq",
+                        [_CODEC.encode(m) for m in memories],
+                        returning=True,
                     )
+                    seqs = [int(row[0]) for _ in cur.results() for row in cur.fetchall()]
             except psycopg.errors.UniqueViolation as exc:
                 taken = next((m.id for m in memories if m.id in str(exc)), None)
                 raise ValueError(
@@ -447,8 +443,11 @@ class PostgresStore(SqlReads, Reembedding):
             except psycopg.errors.DataException:
                 self._check_model(conn)  # the switch came between the check and the query
                 raise
-            # And after it: a switch committed before the query made its answer another model's.
-            self._check_model(conn)
+            # And after it: a switch committed before the query made its answer another model's. In a
+            # write transaction the write checks after its own lock, which covers it (one round trip
+            # less a store); a transaction that writes nothing returns no vector of the other model.
+            if getattr(self._local, "conn", None) is None:
+                self._check_model(conn)
             return found
 
     def _index_knn(
@@ -522,11 +521,13 @@ class PostgresStore(SqlReads, Reembedding):
 
 def row_count(conn: Any, table: str, estimate_above: int) -> int:
     """The rows of ``table``: the planner's estimate when it has one above ``estimate_above`` (free;
-    a count would scan the table on every search), else an exact count."""
-    (estimate,) = conn.execute("SELECT reltuples FROM pg_class WHERE oid = %s::regclass", (table,)).fetchone()
-    if estimate is not None and float(estimate) > estimate_above:
-        return int(estimate)
-    (n,) = conn.execute(f"SELECT count(*) FROM {table}").fetchone()
+    a count would scan the table on every search), else an exact count. One round trip: the count is
+    an init plan, which PostgreSQL runs only when the CASE needs it."""
+    (n,) = conn.execute(
+        f"SELECT CASE WHEN c.reltuples > %s THEN c.reltuples::bigint ELSE (SELECT count(*) FROM {table}) END "
+        "FROM pg_class c WHERE c.oid = %s::regclass",
+        (estimate_above, table),
+    ).fetchone()
     return int(n)
 
 

@@ -63,6 +63,7 @@ class Reembedding(SqlReembedding):
     _dims: int | None
     _reembed_target: tuple[str, int] | None
     _reembed_cursor: int
+    _tx_known: dict[str, Any]
 
     if TYPE_CHECKING:  # provided by the store
 
@@ -74,14 +75,19 @@ class Reembedding(SqlReembedding):
         def _db(self) -> Any: ...
         def _reading(self) -> AbstractContextManager[Any]: ...
         def _drop_cache(self) -> None: ...
+        def _in_transaction(self) -> bool: ...
 
     # -- the model the file holds ------------------------------------------------------------------
     def _check_model(self, conn: Any) -> None:
         """Raise ModelMismatchError when the file was re-embedded with another model since this
         store bound itself to its model (one primary-key lookup; searches and writes call it)."""
+        known = self._tx_known if self._in_transaction() and conn is self._conn else {}
+        if known.get("model") == self._model_id:
+            return  # checked in this transaction: no switch can commit while it holds the write lock
         row = conn.execute("SELECT value FROM meta WHERE key = 'model_id'").fetchone()
         if row is not None and row[0] != self._model_id:
             raise ModelMismatchError(self.location, str(row[0]), str(self._model_id), reembedded=True)
+        known["model"] = self._model_id
 
     def stored_model(self) -> tuple[str, int] | None:
         """The embedding model the file's vectors are from, (model id, dimensions); None for a file

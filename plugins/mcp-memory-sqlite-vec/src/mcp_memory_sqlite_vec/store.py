@@ -209,6 +209,9 @@ class SqliteVecStore(SqlReads, VectorCacheSync, Reembedding):
         self._depth = 0
         self._tx_thread: int | None = None  # the thread inside transaction(), if any
         self._tx_changes = 0  # the writer's total_changes at BEGIN: more later = this transaction wrote
+        # What this transaction read that cannot change while it holds the write lock (the model check,
+        # namespace ids): read once per transaction, forgotten at its end (a rollback included).
+        self._tx_known: dict[str, Any] = {}
         self._local = threading.local()  # each thread's read connection
         self._readers: list[Any] = []  # every read connection, closed by close()
         self._readers_lock = threading.Lock()
@@ -462,6 +465,7 @@ class SqliteVecStore(SqlReads, VectorCacheSync, Reembedding):
                 raise read_only_error(self.location)
             self._begin_immediate(conn)
             self._depth, self._tx_thread, self._tx_changes = 1, threading.get_ident(), conn.total_changes
+            self._tx_known = {}
             try:
                 yield
             except BaseException:
@@ -478,7 +482,7 @@ class SqliteVecStore(SqlReads, VectorCacheSync, Reembedding):
                         conn.execute("ROLLBACK")
                     raise
             finally:
-                self._depth, self._tx_thread = 0, None
+                self._depth, self._tx_thread, self._tx_known = 0, None, {}
 
     # -- writes ----------------------------------------------------------------------------------
     def insert(
@@ -596,12 +600,18 @@ class SqliteVecStore(SqlReads, VectorCacheSync, Reembedding):
 
     def _namespace_id(self, name: str, *, create: bool, conn: Any = None) -> int | None:
         conn = self._db() if conn is None else conn
+        known = self._tx_known if self._in_transaction() and conn is self._conn else {}
+        if f"ns:{name}" in known:
+            return int(known[f"ns:{name}"])
         row = conn.execute("SELECT id FROM namespaces WHERE name = ?", (name,)).fetchone()
         if row is not None:
-            return int(row[0])
-        if not create:
+            found = int(row[0])
+        elif create:
+            found = int(conn.execute("INSERT INTO namespaces (name) VALUES (?)", (name,)).lastrowid)
+        else:
             return None
-        return int(conn.execute("INSERT INTO namespaces (name) VALUES (?)", (name,)).lastrowid)
+        known[f"ns:{name}"] = found
+        return found
 
     # -- reads -----------------------------------------------------------------------------------
     def knn(self, vector: Vector, k: int, where: MemoryFilter) -> list[tuple[str, float]]:

@@ -180,9 +180,17 @@ class AnswerUnreadableRequests:
         await send({"type": "http.response.body", "body": content})
 
 
+# A lone surrogate is written as such an escape; a body holding none, with no more brackets in all
+# than the SDK reads levels, is one the SDK's parser reads or refuses for a reason of its own.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
 def _refused(body: bytes | None) -> JSONRPCError | None:
-    """The reply to a body the SDK's parser refuses and we can answer, or None."""
-    if body is None:
+    """The reply to a body the SDK's parser refuses and we can answer, or None. Only a body that
+    could be such (a surrogate escape, or enough brackets) is parsed here: the SDK parses them all."""
+    if body is None or (
+        body.count(b"[") + body.count(b"{") <= MAX_DEPTH and not _SURROGATE_ESCAPE.search(body)
+    ):
         return None
     import pydantic_core
 

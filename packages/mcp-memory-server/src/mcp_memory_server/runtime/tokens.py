@@ -2,7 +2,9 @@
 
 A small SQLite file of its own beside the memory database (``tokens.db``; ``MCP_MEMORY_TOKENS_PATH``
 overrides it), created ``0600``, holding only the SHA-256 of each token. Every server process that
-shares the file sees a created or revoked token at once. A store that keeps tokens in its own
+shares the file sees a created or revoked token at once: its :meth:`SqliteTokenTable.version` (the
+file's identity and SQLite's ``data_version``, which moves on every commit of another connection)
+tells the registry when what it read is out of date. A store that keeps tokens in its own
 database (PostgreSQL) replaces the file unless ``MCP_MEMORY_TOKENS_PATH`` is set: see
 :func:`mcp_memory_server.runtime.assembly.token_registry`. The rules live in core's ``TokenRegistry``.
 """
@@ -13,7 +15,8 @@ import contextlib
 import json
 import os
 import sqlite3
-from collections.abc import Iterator
+import threading
+from collections.abc import Hashable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -34,17 +37,47 @@ _COLUMNS = "id, user, teams, created_at, revoked_at"
 
 
 class SqliteTokenTable:
-    """The token file. Cheap to construct; every method opens, uses and closes a connection."""
+    """The token file. Cheap to construct; every method but :meth:`version` opens, uses and closes a
+    connection (so each of its commits moves the version the watching connection reads)."""
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
+        self._watch_lock = threading.Lock()
+        self._watch: tuple[tuple[int, int], sqlite3.Connection] | None = None  # (file identity, connection)
 
     @property
     def location(self) -> str:
         return str(self.path)
 
     def close(self) -> None:
-        """Nothing to release: no connection outlives a call."""
+        """Close the watching connection (opened again on the next :meth:`version`)."""
+        with self._watch_lock:
+            if self._watch is not None:
+                self._watch[1].close()
+                self._watch = None
+
+    def version(self) -> Hashable | None:
+        """(the file's device and inode, its ``data_version`` seen from one long-lived connection);
+        None without a file or when it cannot be read (the registry then keeps nothing)."""
+        try:
+            stat = self.path.stat()
+        except OSError:
+            return None
+        identity = (stat.st_dev, stat.st_ino)
+        with self._watch_lock:
+            try:
+                if self._watch is None or self._watch[0] != identity:  # first call, or the file replaced
+                    if self._watch is not None:
+                        self._watch[1].close()
+                    self._watch = None
+                    conn = sqlite3.connect(
+                        self.path, timeout=10.0, isolation_level=None, check_same_thread=False
+                    )
+                    self._watch = (identity, conn)
+                (version,) = self._watch[1].execute("PRAGMA data_version").fetchone()
+            except sqlite3.Error:
+                return None
+        return (identity, int(version))
 
     @contextlib.contextmanager
     def _db(self, *, create: bool) -> Iterator[sqlite3.Connection]:

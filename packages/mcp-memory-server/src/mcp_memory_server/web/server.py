@@ -37,6 +37,7 @@ def http_app(
     503 for a request the database cannot answer now (see :class:`~..runtime.http_security.UnavailableGuard`)."""
     from starlette.routing import Route
 
+    from ..mcp.event_stream import EventStreamOnRequest
     from ..mcp.jsonrpc_recovery import AnswerUnreadableRequests
     from ..operations.errors import http_status
     from ..runtime.http_security import UnavailableGuard
@@ -45,11 +46,15 @@ def http_app(
 
     app = build_app(settings, service=service, security=security)
     starlette_app = app.streamable_http_app(
-        streamable_http_path=MCP_PATH, host=host, transport_security=security.transport
+        streamable_http_path=MCP_PATH,
+        host=host,
+        transport_security=security.transport,
+        json_response=True,  # one JSON body per answer; events for a client that asks (see EventStreamOnRequest)
     )
     for route in starlette_app.router.routes:
         if isinstance(route, Route) and route.path == MCP_PATH:  # after the token check (app middleware)
-            route.app = AnswerUnreadableRequests(route.app, auth_required=security.verifier is not None)
+            checked = AnswerUnreadableRequests(route.app, auth_required=security.verifier is not None)
+            route.app = EventStreamOnRequest(checked)
     mount_ui(starlette_app, service, security)  # /ui: the same tokens, checks and Scope (docs/ui.md)
     # outermost of the app's own: around the token check; the status from the one error table
     starlette_app.add_middleware(UnavailableGuard, status_of=http_status)
