@@ -17,6 +17,7 @@ An error of an embed call is raised to every caller of that batch; the next batc
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,6 +25,8 @@ from typing import Literal
 
 from .errors import MemoryServerError
 from .protocols import Embedder, QueryBatching, Vector, text_list
+
+log = logging.getLogger(__name__)
 
 Kind = Literal["documents", "queries"]
 DEFAULT_MAX_TEXTS = 64  # the texts of one batch: 20 one-sentence stores, or 3 long memories of 17 passages
@@ -135,6 +138,7 @@ class EmbeddingBatcher:
 
     def _embed(self, batch: list[_Request]) -> Vector:
         texts = [text for request in batch for text in request.texts]
+        log.debug("embedding %d %s of %d requests in one call", len(texts), batch[0].kind, len(batch))
         if batch[0].kind == "queries":
             assert isinstance(self.embedder, QueryBatching)
             vectors = self.embedder.embed_queries(texts)
