@@ -236,3 +236,32 @@ def test_concurrent_stores_through_the_engine_share_one_embed_call() -> None:
     assert calls[1][1] == [*split_passages(long), "The build runs on two cores only."]
     found = engine.search("Maya moved to Lisbon in March.", limit=1)
     assert found.hits[0].memory.id == outcomes[1].memory.id
+
+
+def test_a_batch_interrupted_by_a_base_exception_releases_every_waiting_caller(
+    embedder: RecordingEmbedder,
+) -> None:
+    """KeyboardInterrupt in the running caller's embed call: it propagates there, the callers of that
+    batch get one sentence, and nobody waits forever."""
+    batcher = EmbeddingBatcher(embedder)
+    crowd = Crowd(batcher)
+    embedder.hold[0] = threading.Event()
+    first = crowd.call(lambda: batcher.embed_documents(["first"]), waits=False)
+    assert embedder.started(0).wait(10)
+    embedder.hold[1] = threading.Event()
+    second = crowd.call(lambda: batcher.embed_documents(["second"]), waits=True)
+    third = crowd.call(lambda: batcher.embed_documents(["third"]), waits=True)
+    embedder.hold[0].set()
+    assert first.result(timeout=10).shape == (1, embedder.dimensions)
+    assert embedder.started(1).wait(10)
+    embedder.fail = KeyboardInterrupt()
+    embedder.hold[1].set()
+    outcomes = []
+    for future in (second, third):
+        try:
+            future.result(timeout=10)
+        except BaseException as exc:  # the running caller gets its own KeyboardInterrupt back
+            outcomes.append(type(exc).__name__ if isinstance(exc, KeyboardInterrupt) else str(exc))
+    assert sorted(outcomes) == ["Embedding was interrupted; try again.", "KeyboardInterrupt"]
+    embedder.fail = None
+    assert batcher.embed_documents(["after"]).shape == (1, embedder.dimensions)
