@@ -147,6 +147,6 @@ class EmbeddingBatcher:
         if len(vectors) != len(texts):
             raise MemoryServerError(
                 f"The embedder {self.embedder.model_id} returned {len(vectors)} vectors for "
-                f"{len(texts)} texts; nothing was stored. Check the embedder plugin."
+                f"{len(texts)} texts; nothing was written. Check the embedder plugin."
             )
         return vectors
