@@ -268,3 +268,182 @@ def test_store_p50_of_20_clients_through_two_http_servers_on_one_file(
         f"(one client: {alone['stored'] / alone['seconds']:.0f}/s); {crowd['stored']} acknowledged, all read back "
         f"through the other server; errors {len(crowd['errors'])} (goal p50 <= 100 ms, no errors)"
     )
+
+
+# -- the team server's stores: 20 clients of 4 users against the embedder's own batch throughput ----------
+
+USERS = 4
+TEAM_CLIENTS = int(os.environ.get("MCP_MEMORY_BENCH_TEAM_CLIENTS", "20"))  # 5 a user at 20
+TEAM_STORES = int(
+    os.environ.get("MCP_MEMORY_BENCH_TEAM_STORES", "25")
+)  # distinct one-sentence stores a client
+ALONE_STORES = 50
+THINGS = ["the billing service", "the parser", "the web UI", "the nightly export", "the search API"]
+DEEDS = [
+    "moved to Fridays",
+    "needs a second reviewer",
+    "runs on two cores",
+    "ships behind a flag",
+    "got faster",
+]
+
+
+def team_text(user: int, client: int, i: int) -> str:
+    """One distinct sentence (no near-duplicate of another: the bench measures stores, not the dedup answer)."""
+    return (
+        f"User {user} on laptop {client} noted item {i}: {THINGS[i % 5]} {DEEDS[(i // 5) % 5]} "
+        f"since sprint {100 + i * 7 + client * 3}."
+    )
+
+
+async def _user_session(stack: AsyncExitStack, url: str, token: str) -> Any:
+    import httpx2
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    http = await stack.enter_async_context(
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=120)
+    )
+    read, write = await stack.enter_async_context(streamable_http_client(url, http_client=http))
+    session = await stack.enter_async_context(ClientSession(read, write))
+    await session.initialize()
+    return session
+
+
+async def _team_stores(url: str, tokens: list[str], texts: list[list[str]]) -> dict[str, Any]:
+    """Client ``c`` (user ``c % len(tokens)``) stores ``texts[c]`` one after the other, all clients at
+    once; then every acknowledged memory is read back by its owner, through another session."""
+    samples: list[float] = []
+    errors: list[str] = []
+    stored: dict[str, int] = {}  # memory id -> the client that stored it
+    async with AsyncExitStack() as stack:
+        sessions = [await _user_session(stack, url, tokens[c % len(tokens)]) for c in range(len(texts))]
+        await sessions[0].call_tool(
+            "search_memories", {"query": "warm-up", "limit": 1}
+        )  # the model is loaded
+
+        async def client(c: int) -> None:
+            for text in texts[c]:
+                ms, result = await _timed_call(sessions[c], "store_memory", {"content": text})
+                answer = json.loads(result.content[0].text) if not result.is_error else None
+                if answer is None or answer.get("status") != "stored":
+                    errors.append(" ".join(getattr(b, "text", "") for b in result.content))
+                    continue
+                samples.append(ms)
+                stored[answer["id"]] = c
+
+        server = _server_pid(url)
+        cpu_before = (_cpu_seconds(server), _cpu_seconds(os.getpid()))
+        started = time.perf_counter()
+        async with anyio.create_task_group() as tg:
+            for c in range(len(texts)):
+                tg.start_soon(client, c)
+        seconds = time.perf_counter() - started
+        cpu = (_cpu_seconds(server) - cpu_before[0], _cpu_seconds(os.getpid()) - cpu_before[1])
+        missing = 0
+        for memory_id, c in stored.items():
+            same_user = [r for r in range(c % len(tokens), len(sessions), len(tokens)) if r != c] or [c]
+            reader = sessions[same_user[0]]  # the same user, through another client when there is one
+            got = await reader.call_tool("get_memory", {"id": memory_id})
+            missing += bool(got.is_error) or payload(got)["content"] not in texts[c]
+    return {
+        "samples": samples,
+        "errors": errors,
+        "stored": len(stored),
+        "missing": missing,
+        "seconds": seconds,
+        "server_cpu_ms": cpu[0] * 1000 / max(1, len(stored)),
+        "client_cpu_ms": cpu[1] * 1000 / max(1, len(stored)),
+    }
+
+
+def _server_pid(url: str) -> int:
+    """The server process listening at ``url`` (a child of this one, found by its ``--port``)."""
+    port = url.rsplit(":", 1)[1].split("/")[0]
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                args = (proc / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"serve" in args and port.encode() in args:
+                return int(proc.name)
+    raise AssertionError(f"no server process found for {url}")
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far (all its threads), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _embedder_batch_rate(texts: list[str], rounds: int = 3) -> tuple[float, float]:
+    """The default embedder's own ``embed_documents`` throughput (texts/s) on ``texts``, best of
+    ``rounds``, and the CPU it spent a text (ms, over all rounds: a figure the machine's load moves less)."""
+    from mcp_memory_minilm.embedder import MiniLMEmbedder
+
+    embedder = MiniLMEmbedder()
+    embedder.embed_documents(texts[:64])  # warm
+    best, cpu = float("inf"), _cpu_seconds(os.getpid())
+    for _ in range(rounds):
+        started = time.perf_counter()
+        embedder.embed_documents(texts)
+        best = min(best, time.perf_counter() - started)
+    cpu = _cpu_seconds(os.getpid()) - cpu
+    embedder.close()
+    return len(texts) / best, cpu * 1000 / (rounds * len(texts))
+
+
+def test_stores_of_20_clients_of_4_users_against_the_embedders_batch_throughput(
+    benchmark: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    from e2e_helpers import create_token
+
+    env = {
+        **server_env(tmp_path / "team.db", NAMESPACE),
+        "MCP_MEMORY_TOKENS_PATH": str(tmp_path / "tokens.db"),
+    }
+    tokens = [create_token(env, f"user{u}") for u in range(USERS)]
+    crowd_texts = [[team_text(c % USERS, c, i) for i in range(TEAM_STORES)] for c in range(TEAM_CLIENTS)]
+    alone_texts = [[f"Alone: {team_text(0, 99, i)}" for i in range(ALONE_STORES)]]
+    everything = [t for texts in crowd_texts for t in texts]
+    assert len(set(everything)) == len(everything)
+    embed_rate, embed_cpu_ms = _embedder_batch_rate(everything)
+    with http_server(OURS, env, tmp_path / "server.log") as url:
+        alone = anyio.run(_team_stores, url, tokens[:1], alone_texts)
+        crowd = anyio.run(_team_stores, url, tokens, crowd_texts)
+    for run in (alone, crowd):
+        assert not run["errors"], run["errors"][:3]
+        assert run["missing"] == 0
+    assert crowd["stored"] == TEAM_CLIENTS * TEAM_STORES
+    assert alone["stored"] == ALONE_STORES
+    crowd_rate, alone_rate = crowd["stored"] / crowd["seconds"], alone["stored"] / alone["seconds"]
+    p50, p95 = statistics.median(crowd["samples"]), float(np.percentile(crowd["samples"], 95))
+    figures = {
+        "embed_documents_batch_texts_per_s": embed_rate,
+        "embed_documents_batch_cpu_ms_per_text": embed_cpu_ms,
+        "stores_per_s_20_clients": crowd_rate,
+        "stores_per_s_one_client": alone_rate,
+        "ratio_20_clients_vs_embedder_batch": crowd_rate / embed_rate,
+        "ratio_20_clients_vs_one_client": crowd_rate / alone_rate,
+        "store_20_clients_p50_ms": p50,
+        "store_20_clients_p95_ms": p95,
+        "store_one_client_p50_ms": statistics.median(alone["samples"]),
+        "store_one_client_p95_ms": float(np.percentile(alone["samples"], 95)),
+        "server_cpu_ms_per_store_20_clients": crowd["server_cpu_ms"],
+        "client_cpu_ms_per_store_20_clients": crowd["client_cpu_ms"],
+        "server_cpu_ms_per_store_one_client": alone["server_cpu_ms"],
+        "errors": len(crowd["errors"]),
+        "acknowledged_and_read_back": crowd["stored"],
+    }
+    benchmark.extra_info.update(figures)  # type: ignore[attr-defined]
+    benchmark.pedantic(lambda: None, rounds=1)  # type: ignore[attr-defined]
+    print(
+        f"\n{TEAM_CLIENTS} clients of {USERS} users, {TEAM_STORES} stores each: {crowd_rate:.0f} stores/s "
+        f"against embed_documents' {embed_rate:.0f} texts/s: {crowd_rate / embed_rate:.2f}x (goal >= 0.5); "
+        f"one client alone {alone_rate:.0f} stores/s: {crowd_rate / alone_rate:.2f}x (goal >= 2); "
+        f"store p50 {p50:.0f} / p95 {p95:.0f} ms (one client p50 {figures['store_one_client_p50_ms']:.1f} ms); "
+        f"{crowd['stored']} acknowledged, all read back by their owners; errors {len(crowd['errors'])}; "
+        f"CPU per store: server {crowd['server_cpu_ms']:.1f} ms (one client: {alone['server_cpu_ms']:.1f}), "
+        f"clients {crowd['client_cpu_ms']:.1f} ms; embed_documents' own {embed_cpu_ms:.1f} ms a text; wall per store {1000 / crowd_rate:.1f} ms on {os.cpu_count()} cores"
+    )

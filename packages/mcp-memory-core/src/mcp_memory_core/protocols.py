@@ -31,7 +31,8 @@ class Embedder(Protocol):
     vectors from any other. Constructing an embedder must be cheap; load the model in ``load()`` or on
     first use.
 
-    Optional capabilities: :class:`TokenCounting` and :class:`Calibrated` (a relevance floor).
+    Optional capabilities: :class:`TokenCounting`, :class:`Calibrated` (a relevance floor) and
+    :class:`QueryBatching` (several queries in one call).
     """
 
     @property
@@ -48,6 +49,16 @@ class Embedder(Protocol):
 
     def embed_query(self, text: str) -> Vector:
         """Return a (dimensions,) float32 unit vector."""
+
+
+@runtime_checkable
+class QueryBatching(Protocol):
+    """Optional embedder capability: several queries in one call. The engine's batcher then embeds
+    the queries of concurrent searches together (documents are always batched by ``embed_documents``).
+    Row ``i`` must equal ``embed_query(texts[i])``."""
+
+    def embed_queries(self, texts: Sequence[str]) -> Vector:
+        """Return an (n, dimensions) float32 array of L2-normalized query vectors."""
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mcp_memory_core import Embedder
+from mcp_memory_core import Embedder, QueryBatching
 
 from .guard import OverrideGuard
 
@@ -60,6 +60,16 @@ class EmbedderConformance(OverrideGuard):
         batch = embedder.embed_documents(TEXTS)
         for i, text in enumerate(TEXTS):
             np.testing.assert_allclose(batch[i], embedder.embed_documents([text])[0], atol=1e-5)
+
+    def test_query_batch_equals_single(self, embedder: Embedder) -> None:
+        """Troubleshooting: an embedder that offers ``embed_queries`` (several queries in one call, so
+        concurrent searches share it) must give each row exactly what ``embed_query`` gives that text."""
+        if not isinstance(embedder, QueryBatching):
+            pytest.skip("the embedder does not offer embed_queries")
+        batch = embedder.embed_queries(TEXTS)
+        assert batch.shape == (len(TEXTS), embedder.dimensions) and batch.dtype == np.float32
+        for i, text in enumerate(TEXTS):
+            np.testing.assert_allclose(batch[i], embedder.embed_query(text), atol=1e-5)
 
     def test_deterministic_and_distinct(self, embedder: Embedder) -> None:
         """Troubleshooting: the same text must give the same vector, different texts different ones."""

@@ -178,3 +178,7 @@ class FastembedEmbedder(LocalModel):
             raise TypeError(f"text is {type(text).__name__}, expected str")
         vec: Vector = self._embed([self.prefixes[0] + text])[0]
         return vec
+
+    def embed_queries(self, texts: Sequence[str]) -> Vector:
+        """Several queries in one call (query prefix added): concurrent searches share it."""
+        return self._embed([self.prefixes[0] + text for text in text_list(texts)])

@@ -396,6 +396,11 @@ class MiniLMEmbedder:
         vec: Vector = self.embed_documents([text])[0]
         return vec
 
+    def embed_queries(self, texts: Sequence[str]) -> Vector:
+        """Several queries in one call (:class:`~mcp_memory_core.protocols.QueryBatching`): the model
+        embeds a query as it embeds a document, so this is ``embed_documents``."""
+        return self.embed_documents(texts)
+
 
 # -- batching ---------------------------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from ..embedding_batches import EmbeddingBatcher
 from ..errors import InvalidInputError, MemoryNotFoundError, NotOwnerError
 from ..lifecycle import TTLPolicy
 from ..models import (
@@ -66,6 +67,8 @@ class EngineBasis:
             )
         self.store = store
         self.embedder = embedder
+        # Requests' texts (a store's passages, a search's query) arriving together share one call.
+        self.embeddings = EmbeddingBatcher(embedder)
         self.ranker = ranker
         home = validate_namespace(namespace)
         self.default_scope = default_scope or Scope.for_user(LOCAL_USER, project=home)
@@ -162,12 +165,25 @@ class EngineBasis:
 
     # -- vectors ---------------------------------------------------------------------------------
     def embed(self, contents: Sequence[str]) -> tuple[Vector, list[int] | None]:
-        """Vectors for each content's passages, and the owner index of every row (None: one row each)."""
-        passages = [split_passages(content) for content in contents]
-        if all(len(p) == 1 for p in passages):
-            return self.embedder.embed_documents(list(contents)), None
-        owners = [index for index, texts in enumerate(passages) for _ in texts]
-        return self.embedder.embed_documents([t for texts in passages for t in texts]), owners
+        """Vectors for each content's passages, and the owner index of every row (None: one row each),
+        in one call of the embedder's own (bulk work: imports, re-embedding)."""
+        return _passage_vectors(contents, self.embedder.embed_documents)
+
+    def embed_shared(self, contents: Sequence[str]) -> tuple[Vector, list[int] | None]:
+        """The same, through the batcher: a request's texts share one call with the texts of requests
+        that arrive while another call runs (see :mod:`..embedding_batches`)."""
+        return _passage_vectors(contents, self.embeddings.embed_documents)
+
+
+def _passage_vectors(
+    contents: Sequence[str], embed: Callable[[Sequence[str]], Vector]
+) -> tuple[Vector, list[int] | None]:
+    """Every content's passages (its whole text first) embedded in ONE call of ``embed``."""
+    passages = [split_passages(content) for content in contents]
+    if all(len(p) == 1 for p in passages):
+        return embed(list(contents)), None
+    owners = [index for index, texts in enumerate(passages) for _ in texts]
+    return embed([t for texts in passages for t in texts]), owners
 
 
 def _stages(rerankers: Iterable[Reranker], timeout: float) -> list[RerankStage]:

@@ -50,7 +50,7 @@ class SearchPipeline:
         namespaces = scope.read_namespaces(namespace)
         basis.ready()
         self._maintenance.sweep_if_due()
-        vector = basis.embedder.embed_query(query)
+        vector = basis.embeddings.embed_query(query)
         where = basis.scoped(filters.where(None, include_superseded=True), scope, namespaces)
         candidates = self._gather(query, vector, limit, where, scope)
         candidates = self._with_neighbours(vector, candidates, limit, where, scope)

@@ -74,7 +74,7 @@ class Writes:
             checked["metadata"]["context"] = dict(basis.context)
         checked.update(optional_fields(fields.get("type"), fields.get("tags"), fields.get("importance")))
         basis.ready()
-        vectors, owners = basis.embed([checked["content"]])
+        vectors, owners = basis.embed_shared([checked["content"]])
         return self._store_checked(checked, vectors, owners, when, scope)
 
     def _store_checked(
@@ -168,7 +168,7 @@ class Writes:
             changes["occurred_at"] = when
         basis.ready()
         self._chains.require_current(basis.owned(memory_id, scope, "update"), "update", scope)
-        vectors, owners = basis.embed([content])
+        vectors, owners = basis.embed_shared([content])
         return self.new_version(memory_id, content, changes, vectors, owners, scope)
 
     def new_version(
