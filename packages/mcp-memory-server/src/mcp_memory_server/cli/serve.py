@@ -10,7 +10,16 @@ import click
 
 from ..operations.errors import EXIT_INTERRUPTED
 from ..runtime.logging_setup import configure_logging
-from .common import EXIT_CONFIG, env_log_level, expected_errors, fail, load_settings, path_option, use_vault
+from .common import (
+    EXIT_CONFIG,
+    env_log_level,
+    expected_errors,
+    fail,
+    load_settings,
+    path_option,
+    require_free_port,
+    use_vault,
+)
 
 ON_A_TERMINAL = (
     "mcp-memory is an MCP server speaking JSON-RPC on stdin/stdout, meant to be started by an MCP "
@@ -79,6 +88,7 @@ def serve(
                 EXIT_CONFIG,
             )
         settings = load_settings()  # an HTTP server is started by a human: fail fast, in the terminal
+        require_free_port(host, port, "stop what listens there or pass --port N")
         configure_logging(settings.log_level)
         from ..web.server import serve_http
 
