@@ -192,3 +192,19 @@ def test_json_the_sdk_cannot_read_is_answered_by_the_request_id(served: Any, era
         headers={**headers, "Mcp-Method": "tools/list"} if modern else headers,
     )
     assert listed.status_code == 200 and "store_memory" in listed.text, listed.text
+
+
+def test_health_answers_without_a_token_and_says_nothing_else(served: Any) -> None:
+    client, _ = served
+    health = client.get("/health")
+    assert health.status_code == 200
+    assert health.content == b'{"status":"ok"}'  # exactly: no user, count, version, path or store
+    assert "set-cookie" not in health.headers
+    assert_secured(health)
+    wrong = client.get("/health", headers={"Authorization": f"Bearer {WRONG}"})
+    assert wrong.status_code == 200 and wrong.json() == {"status": "ok"}
+    assert client.post("/health").status_code == 405
+    assert client.post("/mcp", json=INITIALIZE, headers=MCP_HEADERS).status_code == 401  # the rest: a token
+    for page in ("/ui/", "/ui/search?q=x", "/ui/stats", "/ui/export/download"):
+        refused = client.get(page)
+        assert refused.status_code == 303 and refused.headers["location"].startswith("/ui/login"), page
