@@ -157,6 +157,7 @@ def serve_stdio(settings: Settings | None = None) -> None:
     try:
         anyio.run(run_stdio, app)
     finally:
+        signal.signal(signal.SIGINT, _exit_interrupted)  # closing already: Ctrl-C only ends it now
         service.close()
 
 
@@ -167,10 +168,14 @@ def _stop_on_ctrl_c(service: Any) -> None:
     read until the client writes or closes stdin. A second Ctrl-C ends it without closing."""
 
     def stop(signum: int, frame: FrameType | None) -> None:
-        signal.signal(signal.SIGINT, lambda *_: os._exit(EXIT_INTERRUPTED))
+        signal.signal(signal.SIGINT, _exit_interrupted)
         log.info("Interrupted (Ctrl-C): closing the store")
         service.close()
         logging.shutdown()
         os._exit(EXIT_INTERRUPTED)
 
     signal.signal(signal.SIGINT, stop)
+
+
+def _exit_interrupted(signum: int, frame: FrameType | None) -> None:
+    os._exit(EXIT_INTERRUPTED)
