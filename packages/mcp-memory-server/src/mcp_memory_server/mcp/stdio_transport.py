@@ -165,12 +165,17 @@ def _stop_on_ctrl_c(service: Any) -> None:
     """Ctrl-C (SIGINT, which MCP clients also send to stop a server) closes the store and ends the
     process at once with status 130. Cancelling the event loop cannot do it: the SDK reads stdin in a
     worker thread that no cancellation reaches, and leaving the loop (or the interpreter) waits for that
-    read until the client writes or closes stdin. A second Ctrl-C ends it without closing."""
+    read until the client writes or closes stdin. While the model is still loading nothing is closed
+    (closing would wait for the load; no call has run, so nothing is being written); a second Ctrl-C
+    ends it without closing."""
 
     def stop(signum: int, frame: FrameType | None) -> None:
         signal.signal(signal.SIGINT, _exit_interrupted)
-        log.info("Interrupted (Ctrl-C): closing the store")
-        service.close()
+        if service.warmup_started and not service.warm:
+            log.info("Interrupted (Ctrl-C) while the model loads")
+        else:
+            log.info("Interrupted (Ctrl-C): closing the store")
+            service.close()
         logging.shutdown()
         os._exit(EXIT_INTERRUPTED)
 
