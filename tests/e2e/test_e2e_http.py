@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -61,3 +63,37 @@ async def test_basic_flow_over_streamable_http(db_path: Path, tmp_path: Path) ->
             listed = payload(await client.call_tool("list_memories", {}))
             assert listed["total"] == 1
     assert "streamable HTTP" in (tmp_path / "http.err").read_text()
+
+
+def test_a_taken_port_is_one_sentence_and_a_failure(db_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [*module_command(), "serve", "--transport", "http", "--port", str(port)],
+            env=server_env(db_path),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    assert done.stderr.strip().splitlines() == [
+        f"mcp-memory: error: port {port} on 127.0.0.1 is in use: stop what listens there or pass --port N."
+    ], done.stderr
+
+
+def test_health_needs_no_token_on_a_server_with_tokens(db_path: Path, tmp_path: Path) -> None:
+    import json
+    import urllib.error
+    import urllib.request
+
+    with http_server(module_command(), server_env(db_path), tmp_path / "http.err") as url:
+        base = url.removesuffix("/mcp")
+        with urllib.request.urlopen(f"{base}/health", timeout=30) as health:
+            assert health.status == 200 and json.loads(health.read()) == {"status": "ok"}
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(urllib.request.Request(url, data=b"{}", method="POST"), timeout=30)
+        assert refused.value.code == 401

@@ -3,14 +3,26 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_helpers import error_text, module_command, payload, script_command, server_env, stdio_session
+from e2e_helpers import (
+    INITIALIZE,
+    INITIALIZED,
+    RawServer,
+    error_text,
+    module_command,
+    payload,
+    script_command,
+    server_env,
+    stdio_session,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio, pytest.mark.usefixtures("default_plugins")]
 
@@ -167,3 +179,59 @@ async def test_memories_persist_across_restarts_and_the_cli_reads_them(db_path: 
         and "No memory with id" in missing.stderr
         and "Traceback" not in missing.stderr
     )
+
+
+def _stdout_lines(server: RawServer) -> list[bytes]:
+    lines = []
+    while not server.lines.empty():
+        lines.append(server.lines.get_nowait())
+    return lines
+
+
+@pytest.mark.parametrize("args", [(), ("serve",)], ids=["default", "serve"])
+def test_ctrl_c_stops_the_stdio_server_with_130_and_no_traceback(
+    args: tuple[str, ...], db_path: Path, tmp_path: Path
+) -> None:
+    errlog = tmp_path / "server.err"
+    with RawServer([*script_command(), *args], server_env(db_path), errlog) as server:
+        assert "result" in server.request(INITIALIZE)
+        server.send(INITIALIZED)
+        server.proc.send_signal(signal.SIGINT)
+        assert server.proc.wait(timeout=120) == 130, errlog.read_text()
+        leftover = _stdout_lines(server)
+    stderr = errlog.read_text()
+    assert "Traceback" not in stderr, stderr
+    assert all(json.loads(line)["jsonrpc"] == "2.0" for line in leftover)  # stdout stays protocol only
+    assert "meant to be started by an MCP client" not in stderr  # stdin is a pipe: a client runs it
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a pseudo-terminal on stdin")
+def test_on_a_terminal_the_stdio_server_says_what_it_is_and_ctrl_c_stops_it(
+    db_path: Path, tmp_path: Path
+) -> None:
+    import os
+    import pty
+
+    controller, terminal = pty.openpty()
+    errlog = tmp_path / "server.err"
+    with errlog.open("w") as err:
+        proc = subprocess.Popen(
+            script_command(), env=server_env(db_path), stdin=terminal, stdout=subprocess.PIPE, stderr=err
+        )
+    os.close(terminal)
+    try:
+        deadline = time.monotonic() + 120  # only bounds a failing run
+        while "mcp-memory ui" not in errlog.read_text():  # the line is written before serving
+            assert proc.poll() is None and time.monotonic() < deadline, errlog.read_text()
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=120) == 130, errlog.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(controller)
+    assert proc.stdout is not None and proc.stdout.read() == b""
+    told = [line for line in errlog.read_text().splitlines() if "mcp-memory ui" in line]
+    assert len(told) == 1 and "MCP server" in told[0] and "`mcp-memory config`" in told[0], told
+    assert "Traceback" not in errlog.read_text()

@@ -234,3 +234,19 @@ def test_http_requests_are_parsed_by_httptools() -> None:
     config = uvicorn.Config(lambda scope, receive, send: None, log_config=None)
     config.load()
     assert config.http_protocol_class.__name__ == "HttpToolsProtocol"
+
+
+def test_health_answers_without_a_token_and_says_nothing_else(served: Any) -> None:
+    client, _ = served
+    health = client.get("/health")
+    assert health.status_code == 200
+    assert health.content == b'{"status":"ok"}'  # exactly: no user, count, version, path or store
+    assert "set-cookie" not in health.headers
+    assert_secured(health)
+    wrong = client.get("/health", headers={"Authorization": f"Bearer {WRONG}"})
+    assert wrong.status_code == 200 and wrong.json() == {"status": "ok"}
+    assert client.post("/health").status_code == 405
+    assert client.post("/mcp", json=INITIALIZE, headers=MCP_HEADERS).status_code == 401  # the rest: a token
+    for page in ("/ui/", "/ui/search?q=x", "/ui/stats", "/ui/export/download"):
+        refused = client.get(page)
+        assert refused.status_code == 303 and refused.headers["location"].startswith("/ui/login"), page

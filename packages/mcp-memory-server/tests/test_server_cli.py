@@ -658,3 +658,23 @@ def test_clear_requires_a_namespace(engine: MemoryEngine) -> None:
 def test_namespaces_empty(engine: MemoryEngine) -> None:
     result = run("namespaces")
     assert result.exit_code == 0 and "No namespaces yet" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("command", "hint"),
+    [
+        (["serve", "--transport", "http"], "stop what listens there or pass --port N."),
+        (["ui", "--no-browser"], "pass --port N (or --port 0 for any free port)."),
+    ],
+    ids=["serve", "ui"],
+)
+def test_a_taken_port_is_one_sentence(command: list[str], hint: str, fake_env: dict[str, str]) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(cli, [*command, "--port", str(port)])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr == f"mcp-memory: error: port {port} on 127.0.0.1 is in use: {hint}\n"

@@ -198,3 +198,47 @@ def test_the_serve_command_reaches_the_event_loop_without_importing_the_core() -
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]", proc.stdout
+
+
+class WarmingService:
+    def __init__(self, *, started: bool, warm: bool) -> None:
+        self.warmup_started = started
+        self.warm = warm
+        self.closed = False
+
+    def close(self) -> None:
+        self.closed = True
+
+
+@pytest.mark.parametrize(
+    ("started", "warm", "closes"),
+    [(False, False, True), (True, True, True), (True, False, False)],
+    ids=["before the handshake", "warm", "while the model loads"],
+)
+def test_ctrl_c_on_the_stdio_server_closes_the_store_unless_the_model_is_loading(
+    monkeypatch: pytest.MonkeyPatch, started: bool, warm: bool, closes: bool
+) -> None:
+    """The SIGINT handler exits 130; it closes the store first, except while the warm-up loads the
+    model (closing would wait for the load). Run in process: signal.signal, os._exit and
+    logging.shutdown are recorded, not done."""
+    from mcp_memory_server.mcp import stdio_transport
+
+    handlers: dict[int, object] = {}
+    monkeypatch.setattr(
+        stdio_transport.signal, "signal", lambda sig, handler: handlers.__setitem__(sig, handler)
+    )
+    monkeypatch.setattr(stdio_transport.logging, "shutdown", lambda: None)
+
+    def exit_now(status: int) -> None:
+        raise SystemExit(status)
+
+    monkeypatch.setattr(stdio_transport.os, "_exit", exit_now)
+    service = WarmingService(started=started, warm=warm)
+    stdio_transport._stop_on_ctrl_c(service)
+    stop = handlers.pop(stdio_transport.signal.SIGINT)
+    with pytest.raises(SystemExit) as exited:
+        stop(stdio_transport.signal.SIGINT, None)  # type: ignore[operator]
+    assert exited.value.code == 130 and service.closed is closes
+    assert handlers == {
+        stdio_transport.signal.SIGINT: stdio_transport._exit_interrupted
+    }  # a second one: exit

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
@@ -146,6 +147,19 @@ def path_option(fn: Callable[..., Any]) -> Callable[..., Any]:
         help="A markdown vault (mcp-memory-markdown): the same as MCP_MEMORY_STORE=markdown "
         "MCP_MEMORY_VAULT=DIR.",
     )(fn)
+
+
+def require_free_port(host: str, port: int, hint: str) -> None:
+    """Fail in one sentence (ending with ``hint``) when something listens on ``host:port`` already:
+    uvicorn would log that it serves, then bury ``[Errno 98]`` among its shutdown lines."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family) as sock:
+        if os.name == "posix":  # as uvicorn binds: a port left in TIME_WAIT by the last server is free
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            fail(f"port {port} on {host} is in use: {hint}.", EXIT_CONFIG)
 
 
 def emit_json(data: Any) -> None:

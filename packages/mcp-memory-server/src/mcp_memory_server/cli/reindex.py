@@ -22,9 +22,8 @@ from typing import Any
 
 import click
 
+from ..operations.errors import EXIT_INTERRUPTED
 from .common import EXIT_ERROR, emit_json, expected_errors, fail, load_settings, path_option, use_vault
-
-EXIT_INTERRUPTED = 130  # the shell's convention for Ctrl-C
 
 
 def _reindex(path: Path | None, *, rebuild: bool, batch_size: int, as_json: bool) -> None:

@@ -2,14 +2,30 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
-from contextlib import suppress
 from pathlib import Path
 
 import click
 
+from ..operations.errors import EXIT_INTERRUPTED
 from ..runtime.logging_setup import configure_logging
-from .common import EXIT_CONFIG, env_log_level, expected_errors, fail, load_settings, path_option, use_vault
+from .common import (
+    EXIT_CONFIG,
+    env_log_level,
+    expected_errors,
+    fail,
+    load_settings,
+    path_option,
+    require_free_port,
+    use_vault,
+)
+
+ON_A_TERMINAL = (
+    "mcp-memory is an MCP server speaking JSON-RPC on stdin/stdout, meant to be started by an MCP "
+    "client: `mcp-memory config` prints the setup for yours, `mcp-memory ui` opens your memories in a "
+    "browser. Ctrl-C stops it."
+)
 
 
 def _bind_address(host: str) -> str:
@@ -72,6 +88,7 @@ def serve(
                 EXIT_CONFIG,
             )
         settings = load_settings()  # an HTTP server is started by a human: fail fast, in the terminal
+        require_free_port(host, port, "stop what listens there or pass --port N")
         configure_logging(settings.log_level)
         from ..web.server import serve_http
 
@@ -81,8 +98,18 @@ def serve(
     else:
         if no_auth:
             raise click.UsageError("--no-auth applies to --transport http only.")
-        from ..mcp.stdio_transport import serve_stdio
+        runner = _serve_stdio
+    try:
+        with expected_errors():
+            runner()
+    except KeyboardInterrupt:  # stdio before it serves (serving, it exits on its own); HTTP has stopped
+        if transport == "stdio":
+            sys.exit(EXIT_INTERRUPTED)
 
-        runner = serve_stdio
-    with suppress(KeyboardInterrupt), expected_errors():
-        runner()
+
+def _serve_stdio() -> None:
+    if sys.stdin.isatty():  # a person typed it: no client is speaking on stdin
+        click.echo(ON_A_TERMINAL, err=True)
+    from ..mcp.stdio_transport import serve_stdio
+
+    serve_stdio()

@@ -19,7 +19,15 @@ from pathlib import Path
 import click
 
 from ..runtime.logging_setup import configure_logging
-from .common import EXIT_CONFIG, expected_errors, fail, load_settings, path_option, use_vault
+from .common import (
+    EXIT_CONFIG,
+    expected_errors,
+    fail,
+    load_settings,
+    path_option,
+    require_free_port,
+    use_vault,
+)
 
 DEFAULT_PORT = 8765
 
@@ -27,16 +35,6 @@ DEFAULT_PORT = 8765
 def _url(host: str, port: int) -> str:
     shown = f"[{host}]" if ":" in host else host
     return f"http://{shown}:{port}/ui/"
-
-
-def _port_free(host: str, port: int) -> bool:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family) as sock:
-        try:
-            sock.bind((host, port))
-        except OSError:
-            return False
-    return True
 
 
 def _free_port(host: str) -> int:
@@ -89,8 +87,8 @@ def ui_command(host: str, port: int, no_browser: bool, path: Path | None) -> Non
     configure_logging(settings.log_level if "MCP_MEMORY_LOG_LEVEL" in os.environ else "WARNING")
     if port == 0:
         port = _free_port(host)
-    elif not _port_free(host, port):
-        fail(f"port {port} on {host} is in use: pass --port N (or --port 0 for any free port).", EXIT_CONFIG)
+    else:
+        require_free_port(host, port, "pass --port N (or --port 0 for any free port)")
     url = _url(host, port)
     click.echo(f"mcp-memory UI at {url} (Ctrl-C stops it)", err=True)
     if not no_browser:

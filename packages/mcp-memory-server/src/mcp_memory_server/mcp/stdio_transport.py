@@ -15,7 +15,9 @@ parser refuses (a lone surrogate, nesting too deep) is answered by its id with w
 from __future__ import annotations
 
 import logging
-from types import TracebackType
+import os
+import signal
+from types import FrameType, TracebackType
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -23,6 +25,7 @@ from mcp.shared.message import SessionMessage
 from mcp.types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
 from pydantic import ValidationError
 
+from ..operations.errors import EXIT_INTERRUPTED
 from .jsonrpc_recovery import unreadable_request_reply
 
 if TYPE_CHECKING:
@@ -149,8 +152,35 @@ def serve_stdio(settings: Settings | None = None) -> None:
 
     app = build_app(settings)
     service = app.memory_service  # type: ignore[attr-defined]
+    _stop_on_ctrl_c(service)
     log.info("mcp-memory serving over stdio")
     try:
         anyio.run(run_stdio, app)
     finally:
+        signal.signal(signal.SIGINT, _exit_interrupted)  # closing already: Ctrl-C only ends it now
         service.close()
+
+
+def _stop_on_ctrl_c(service: Any) -> None:
+    """Ctrl-C (SIGINT, which MCP clients also send to stop a server) closes the store and ends the
+    process at once with status 130. Cancelling the event loop cannot do it: the SDK reads stdin in a
+    worker thread that no cancellation reaches, and leaving the loop (or the interpreter) waits for that
+    read until the client writes or closes stdin. While the model is still loading nothing is closed
+    (closing would wait for the load; no call has run, so nothing is being written); a second Ctrl-C
+    ends it without closing."""
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        signal.signal(signal.SIGINT, _exit_interrupted)
+        if service.warmup_started and not service.warm:
+            log.info("Interrupted (Ctrl-C) while the model loads")
+        else:
+            log.info("Interrupted (Ctrl-C): closing the store")
+            service.close()
+        logging.shutdown()
+        os._exit(EXIT_INTERRUPTED)
+
+    signal.signal(signal.SIGINT, stop)
+
+
+def _exit_interrupted(signum: int, frame: FrameType | None) -> None:
+    os._exit(EXIT_INTERRUPTED)

@@ -18,6 +18,7 @@ from functools import cache
 
 EXIT_ERROR = 1  # refused or failed, nothing changed
 EXIT_USAGE = 2  # the command line or the configuration is wrong: fix it, run again (click's own status)
+EXIT_INTERRUPTED = 130  # stopped by Ctrl-C (SIGINT): the shell's convention
 
 
 def _same(exc: BaseException) -> str:

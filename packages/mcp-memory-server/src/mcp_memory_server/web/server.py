@@ -6,10 +6,12 @@ import logging
 from typing import TYPE_CHECKING
 
 import anyio
+from starlette.responses import JSONResponse
 
 from ..mcp.app import build_app
 
 if TYPE_CHECKING:
+    from starlette.requests import Request
     from starlette.types import ASGIApp
 
     from mcp_memory_core.settings import Settings
@@ -22,6 +24,13 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MCP_PATH = "/mcp"
+HEALTH_PATH = "/health"
+
+
+async def _health(request: Request) -> JSONResponse:
+    """``GET /health``, for a load balancer or a container's healthcheck: the process answers HTTP.
+    No token needed, so it says nothing else (no user, count, version or store) and reads nothing."""
+    return JSONResponse({"status": "ok"})
 
 
 def http_app(
@@ -32,9 +41,10 @@ def http_app(
     host: str,
     throttle: LoginThrottle | None = None,
 ) -> ASGIApp:
-    """What ``serve --transport http`` serves: the MCP endpoint at ``/mcp`` and the web UI at ``/ui``,
-    every response with the security headers, failed logins throttled (see :mod:`.middleware`), and a
-    503 for a request the database cannot answer now (see :class:`~..runtime.http_security.UnavailableGuard`)."""
+    """What ``serve --transport http`` serves: the MCP endpoint at ``/mcp``, the web UI at ``/ui`` and
+    ``/health`` (no token), every response with the security headers, failed logins throttled (see
+    :mod:`.middleware`), and a 503 for a request the database cannot answer now (see
+    :class:`~..runtime.http_security.UnavailableGuard`)."""
     from starlette.routing import Route
 
     from ..mcp.event_stream import EventStreamOnRequest
@@ -56,6 +66,7 @@ def http_app(
             checked = AnswerUnreadableRequests(route.app, auth_required=security.verifier is not None)
             route.app = EventStreamOnRequest(checked)
     mount_ui(starlette_app, service, security)  # /ui: the same tokens, checks and Scope (docs/ui.md)
+    starlette_app.router.routes.append(Route(HEALTH_PATH, _health, methods=["GET"]))
     # outermost of the app's own: around the token check; the status from the one error table
     starlette_app.add_middleware(UnavailableGuard, status_of=http_status)
     return guarded(starlette_app, throttle)
