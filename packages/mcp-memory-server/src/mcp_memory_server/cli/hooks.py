@@ -88,7 +88,10 @@ def install_command(
     )
 
     path = _where(user, project, local)
-    entries = hook_entries(launch_command(), budget=budget, store_decisions=store_decisions)
+    try:
+        entries = hook_entries(launch_command(), budget=budget, store_decisions=store_decisions)
+    except HookSettingsError as exc:  # no command on this machine would start mcp-memory
+        fail(str(exc), EXIT_ERROR)
     snippet = {"hooks": {event: [{"hooks": [handler]}] for event, handler in entries.items()}}
     if print_only:
         if as_json:
