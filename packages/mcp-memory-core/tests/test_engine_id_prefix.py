@@ -55,9 +55,19 @@ def test_an_ambiguous_prefix_says_how_many_readable_memories_match(engine: Memor
         assert str(caught.value).count(". ") == 0
 
 
-@pytest.mark.parametrize("text", ["abcdef0", "abcdef01x", "not-a-uuid", ""])
-def test_a_short_or_foreign_prefix_is_not_an_id(engine: MemoryEngine, text: str) -> None:
-    with pytest.raises(InvalidInputError, match="is not a memory id"):
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("abcdef0", "too short to find a memory by: give at least 8 characters"),
+        ("abcdef01x", "is not a memory id"),
+        ("not-a-uuid", "is not a memory id"),
+        ("", "is not a memory id"),
+    ],
+)
+def test_a_short_or_foreign_prefix_is_refused_in_one_sentence(
+    engine: MemoryEngine, text: str, message: str
+) -> None:
+    with pytest.raises(InvalidInputError, match=message):
         engine.get_memory(text, scope=ALICE)
 
 

@@ -63,6 +63,10 @@ class Reads:
         try:
             return validate_id(memory_id)
         except InvalidInputError:
+            if re.fullmatch(r"[0-9a-f][0-9a-f-]{0,6}", prefix):
+                raise InvalidInputError(
+                    f"{prefix!r} is too short to find a memory by: give at least 8 characters of its id."
+                ) from None
             if not ID_PREFIX.fullmatch(prefix):
                 raise  # the one sentence saying it is not an id
         where = scope.reading(None, include_deleted=True, include_superseded=True)
