@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import stat
 import subprocess
@@ -214,6 +215,7 @@ def test_launch_from_an_installed_script(tmp_path: Path) -> None:
     beside = detect_launch(argv0="-m", package_dir=site, executable=str(script.parent / "python"))
     assert (beside.command, beside.args) == (str(script), ())
     # no script at all: this Python with -m
+    (tmp_path / "python3").write_text("")
     bare = detect_launch(argv0="-m", package_dir=site, executable=str(tmp_path / "python3"))
     assert (bare.command, bare.args) == (str(tmp_path / "python3"), ("-m", "mcp_memory_server"))
 
@@ -546,3 +548,92 @@ def test_client_configs_and_hook_settings_share_one_json_object_reader(tmp_path:
     with pytest.raises(ConfigFileError, match=r"does not hold a JSON object; left untouched\.$"):
         load_json_object("[1, 2]", path)
     assert json_text({"a": {"b": 1}}, '{\n    "x": 1\n}\n') == '{\n    "a": {\n        "b": 1\n    }\n}\n'
+
+
+def test_launch_from_a_clone_without_uv_is_the_script_not_a_bare_uv(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("UV", raising=False)
+    (tmp_path / "pyproject.toml").write_text("[tool.uv.workspace]\nmembers = []\n")
+    package = tmp_path / "src" / "mcp_memory_server"
+    package.mkdir(parents=True)
+    script = tmp_path / ".venv" / "bin" / "mcp-memory"
+    script.parent.mkdir(parents=True)
+    script.write_text("#!/usr/bin/env python\n")
+    launch = detect_launch(argv0=str(script), package_dir=package, which=lambda _: None)
+    assert (launch.command, launch.args) == (str(script), ())
+    (tmp_path / "python3").write_text("")
+    python = detect_launch(
+        argv0="-m", package_dir=package, executable=str(tmp_path / "python3"), which=lambda _: None
+    )
+    assert (python.command, python.args) == (str(tmp_path / "python3"), ("-m", "mcp_memory_server"))
+
+
+def test_launch_from_uvx_without_uvx_on_path_uses_uv_or_refuses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcp_memory_server.integrations.launch import LaunchError
+
+    script = tmp_path / "cache" / "uv" / "archive-v0" / "AbCd" / "bin" / "mcp-memory"
+    uv = tmp_path / "bin" / "uv"
+    uv.parent.mkdir(parents=True)
+    uv.write_text("")
+    monkeypatch.setenv("UV", str(uv))
+    launch = detect_launch(argv0=str(script), package_dir=tmp_path, which=lambda _: None)
+    assert (launch.command, launch.args) == (
+        str(uv),
+        ("tool", "run", "--from", "mcp-memory-stack", "mcp-memory"),
+    )
+    monkeypatch.delenv("UV")
+    with pytest.raises(LaunchError, match="uvx"):
+        detect_launch(argv0=str(script), package_dir=tmp_path, which=lambda _: None)
+
+
+def test_no_python_to_start_is_refused_in_one_sentence(tmp_path: Path) -> None:
+    from mcp_memory_server.integrations.launch import LaunchError
+
+    site = tmp_path / "venv" / "lib" / "site-packages" / "mcp_memory_server"
+    with pytest.raises(LaunchError) as refused:
+        detect_launch(argv0="-m", package_dir=site, executable="", which=lambda _: None)
+    assert str(refused.value).count(". ") == 0 and str(refused.value).endswith(".")
+
+
+@pytest.mark.parametrize("command", [["config", "claude-code"], ["hooks", "install", "--print"]])
+def test_without_uv_on_path_the_written_command_exists(home: Path, command: list[str]) -> None:
+    """A clone run by its venv's python, PATH without uv: the command written must still start."""
+    env = {k: v for k, v in os.environ.items() if k != "UV"}
+    env |= {"HOME": str(home), "PATH": "/usr/bin:/bin"}
+    assert shutil.which("uv", path=env["PATH"]) is None
+    done = subprocess.run(
+        [sys.executable, "-m", "mcp_memory_server", *command],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        timeout=60,
+    )
+    printed = json.loads(done.stdout)
+    if command[0] == "config":
+        program = printed["mcpServers"]["memory"]["command"]
+    else:
+        program = shlex.split(printed["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"])[0]
+    assert Path(program).is_absolute() and os.access(program, os.X_OK), program
+    assert "not on this PATH" not in done.stderr
+
+
+@pytest.mark.parametrize("command", [["config", "cursor"], ["hooks", "install", "--print"]])
+def test_no_command_to_write_is_one_sentence(
+    home: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    from mcp_memory_server.integrations import launch
+
+    def nothing(**_: Any) -> launch.Launch:
+        raise launch.LaunchError("Cannot find a command that starts mcp-memory on this machine.")
+
+    monkeypatch.setattr(launch, "detect_launch", nothing)
+    monkeypatch.setattr("mcp_memory_server.integrations.claude_code.settings.detect_launch", nothing)
+    result = CliRunner().invoke(cli, command)
+    assert result.exit_code == 1 and result.stdout == ""
+    assert (
+        result.stderr == "mcp-memory: error: Cannot find a command that starts mcp-memory on this machine.\n"
+    )

@@ -136,7 +136,17 @@ def install(*args: str) -> Any:
 
 
 @pytest.fixture
-def sample(tmp_path: Path) -> Path:
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home of its own (the user level's settings) and a state folder of its own (the backups)."""
+    folder = tmp_path / "home"
+    folder.mkdir()
+    monkeypatch.setenv("HOME", str(folder))
+    monkeypatch.setenv("XDG_STATE_HOME", str(folder / ".local" / "state"))
+    return folder
+
+
+@pytest.fixture
+def sample(tmp_path: Path, home: Path) -> Path:
     path = tmp_path / "repo" / ".claude" / "settings.json"
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(SAMPLE_SETTINGS, indent=4) + "\n", encoding="utf-8")
@@ -144,11 +154,14 @@ def sample(tmp_path: Path) -> Path:
 
 
 def backups(path: Path) -> list[Path]:
-    return sorted(path.parent.glob(f"{path.name}.bak-*"))
+    """The backups of the settings file at ``path``: in the user's state folder, never beside it."""
+    assert list(path.parent.glob("*.bak*")) == []
+    folder = Path(os.environ["XDG_STATE_HOME"]) / "mcp-memory" / "backups"
+    return sorted(folder.glob(f"*{path.name}.bak-*"))
 
 
 def test_install_keeps_other_hooks_permissions_and_keys(sample: Path) -> None:
-    result = install("--project", str(sample.parent.parent))
+    result = install("--shared", "--project", str(sample.parent.parent))
     assert result.exit_code == 0, result.output
     data = json.loads(sample.read_text())
     assert data["permissions"] == SAMPLE_SETTINGS["permissions"] and data["env"] == {"FOO": "bar"}
@@ -171,9 +184,9 @@ def test_install_keeps_other_hooks_permissions_and_keys(sample: Path) -> None:
 
 
 def test_install_twice_changes_nothing(sample: Path) -> None:
-    assert install("--project", str(sample.parent.parent)).exit_code == 0
+    assert install("--shared", "--project", str(sample.parent.parent)).exit_code == 0
     before = sample.read_bytes()
-    again = install("--project", str(sample.parent.parent))
+    again = install("--shared", "--project", str(sample.parent.parent))
     assert again.exit_code == 0 and "nothing changed" in again.output
     assert sample.read_bytes() == before
     assert len(backups(sample)) == 1
@@ -182,7 +195,7 @@ def test_install_twice_changes_nothing(sample: Path) -> None:
 def test_install_refuses_invalid_json_and_leaves_it_untouched(sample: Path) -> None:
     sample.write_text('{"permissions": {"allow": ["Bash(ls)"],}\n', encoding="utf-8")
     before = sample.read_bytes()
-    result = install("--project", str(sample.parent.parent))
+    result = install("--shared", "--project", str(sample.parent.parent))
     assert result.exit_code == 1
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "is not valid JSON (line 1" in lines[0] and "left untouched" in lines[0]
@@ -199,36 +212,38 @@ def test_install_refuses_invalid_json_and_leaves_it_untouched(sample: Path) -> N
 )
 def test_install_refuses_settings_of_the_wrong_shape(sample: Path, text: str, problem: str) -> None:
     sample.write_text(text, encoding="utf-8")
-    result = install("--project", str(sample.parent.parent))
+    result = install("--shared", "--project", str(sample.parent.parent))
     assert result.exit_code == 1 and problem in result.stderr
     assert sample.read_text() == text
 
 
 def test_uninstall_removes_only_ours(sample: Path) -> None:
     project = str(sample.parent.parent)
-    assert install("--project", project, "--store-decisions").exit_code == 0
-    result = CliRunner().invoke(cli, ["hooks", "uninstall", "--project", project])
+    assert install("--shared", "--project", project, "--store-decisions").exit_code == 0
+    result = CliRunner().invoke(cli, ["hooks", "uninstall", "--shared", "--project", project])
     assert result.exit_code == 0 and "Removed" in result.output
     assert json.loads(sample.read_text()) == SAMPLE_SETTINGS
-    again = CliRunner().invoke(cli, ["hooks", "uninstall", "--project", project])
+    again = CliRunner().invoke(cli, ["hooks", "uninstall", "--shared", "--project", project])
     assert again.exit_code == 0 and "nothing changed" in again.output
 
 
 def test_reinstall_replaces_our_handler_instead_of_adding_one(sample: Path) -> None:
     project = str(sample.parent.parent)
-    assert install("--project", project).exit_code == 0
-    assert install("--project", project, "--budget", "1200", "--store-decisions").exit_code == 0
+    assert install("--shared", "--project", project).exit_code == 0
+    assert install("--shared", "--project", project, "--budget", "1200", "--store-decisions").exit_code == 0
     hooks = json.loads(sample.read_text())["hooks"]
     ours = [h["command"] for g in hooks["UserPromptSubmit"] for h in g["hooks"] if is_ours(h)]
     assert len(ours) == 1 and "--budget 1200" in ours[0]
     assert "--store-decisions" in hooks["Stop"][0]["hooks"][0]["command"]
     assert "hook pre-compact" in hooks["PreCompact"][0]["hooks"][0]["command"]
-    assert install("--project", project).exit_code == 0  # without --store-decisions: Stop goes again
+    assert (
+        install("--shared", "--project", project).exit_code == 0
+    )  # without --store-decisions: Stop goes again
     hooks = json.loads(sample.read_text())["hooks"]
     assert "Stop" not in hooks and "PreCompact" not in hooks
 
 
-def test_install_creates_a_missing_file_and_print_writes_nothing(tmp_path: Path) -> None:
+def test_install_creates_a_missing_file_and_print_writes_nothing(tmp_path: Path, home: Path) -> None:
     folder = tmp_path / "fresh"
     printed = install("--project", str(folder), "--print")
     assert printed.exit_code == 0 and not (folder / ".claude").exists()
@@ -241,11 +256,86 @@ def test_install_creates_a_missing_file_and_print_writes_nothing(tmp_path: Path)
     }
 
 
-def test_install_user_writes_the_home_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HOME", str(tmp_path))
+def test_install_user_writes_the_home_settings(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
     assert install("--user").exit_code == 0
-    assert "UserPromptSubmit" in json.loads((tmp_path / ".claude" / "settings.json").read_text())["hooks"]
+    assert "UserPromptSubmit" in json.loads((home / ".claude" / "settings.json").read_text())["hooks"]
     assert install("--user", "--project", str(tmp_path)).exit_code == 2
+    assert install("--shared", "--local").exit_code == 2
+
+
+def test_install_defaults_to_the_personal_settings_that_are_not_committed(tmp_path: Path, home: Path) -> None:
+    folder = tmp_path / "proj"
+    result = install("--project", str(folder))
+    local = folder / ".claude" / "settings.local.json"
+    assert result.exit_code == 0 and local.is_file() and not (folder / ".claude" / "settings.json").exists()
+    assert result.output.startswith(f"Created {local} (this project's personal settings, not committed)")
+    help_text = CliRunner().invoke(cli, ["hooks", "install", "--help"]).output
+    assert "settings.local.json (default" in " ".join(help_text.split())
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "where"),
+    [
+        ((), ("--user",), ".claude/settings.local.json"),
+        (("--user",), (), "home/.claude/settings.json"),
+        (("--shared",), ("--local",), "proj/.claude/settings.json"),
+        (("--local",), ("--shared",), ".claude/settings.local.json"),
+    ],
+)
+def test_a_second_level_is_refused_instead_of_injecting_twice(
+    tmp_path: Path,
+    home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    first: tuple[str, ...],
+    second: tuple[str, ...],
+    where: str,
+) -> None:
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+    assert install(*first).exit_code == 0
+    files = sorted(p for p in tmp_path.rglob("settings*.json"))
+    before = {p: p.read_bytes() for p in files}
+    refused = install(*second)
+    assert refused.exit_code == 1 and refused.stdout == ""
+    [line] = refused.stderr.splitlines()
+    assert where in line and "twice" in line and "hooks uninstall" in line and "nothing changed" in line
+    assert sorted(tmp_path.rglob("settings*.json")) == files
+    assert {p: p.read_bytes() for p in files} == before
+    # the same level again is not a second level: it changes nothing
+    assert install(*first).exit_code == 0
+
+
+def test_backups_are_kept_out_of_the_repository(sample: Path) -> None:
+    project = str(sample.parent.parent)
+    assert install("--shared", "--project", project).exit_code == 0
+    removed = CliRunner().invoke(cli, ["hooks", "uninstall", "--shared", "--project", project])
+    assert removed.exit_code == 0, removed.output
+    first, second = backups(sample)
+    assert json.loads(first.read_text()) == SAMPLE_SETTINGS
+    assert f"saved as {second}" in removed.output
+    assert sorted(p.name for p in sample.parent.iterdir()) == ["settings.json"]
+
+
+def test_uninstalling_the_only_settings_deletes_the_file_with_no_backup(tmp_path: Path, home: Path) -> None:
+    folder = tmp_path / "proj"
+    assert install("--project", str(folder)).exit_code == 0
+    local = folder / ".claude" / "settings.local.json"
+    removed = CliRunner().invoke(cli, ["hooks", "uninstall", "--project", str(folder)])
+    assert removed.exit_code == 0 and not local.exists()
+    assert "deleted" in removed.output and "no backup" in removed.output
+    assert backups(local) == []
+
+
+def test_uninstall_where_there_are_none_names_where_they_are(tmp_path: Path, home: Path) -> None:
+    folder = tmp_path / "proj"
+    assert install("--shared", "--project", str(folder)).exit_code == 0
+    nothing = CliRunner().invoke(cli, ["hooks", "uninstall", "--project", str(folder)])
+    assert nothing.exit_code == 0 and "nothing changed" in nothing.output
+    assert str(folder / ".claude" / "settings.json") in nothing.output and "--shared" in nothing.output
 
 
 @pytest.mark.parametrize(
@@ -660,7 +750,7 @@ def test_end_to_end_with_minilm(
         ],
     )
     assert install("--project", str(project)).exit_code == 0
-    hooks = json.loads((project / ".claude" / "settings.json").read_text())["hooks"]
+    hooks = json.loads((project / ".claude" / "settings.local.json").read_text())["hooks"]
     command = hooks["UserPromptSubmit"][0]["hooks"][0]["command"]
     payload = json.dumps(prompt_payload("how do we ship the backend to production?", project)).encode()
     result = subprocess.run(

@@ -109,6 +109,25 @@ def test_get_human_and_json(engine: MemoryEngine) -> None:
     assert data["status"] == "superseded" and data["head_id"] == new and data["content"] == "Line one"
 
 
+def test_get_shows_every_field_and_takes_a_unique_prefix(engine: MemoryEngine) -> None:
+    memory = engine.store_memory(
+        "Deploys go out on Fridays",
+        type="procedural",
+        tags=["ops", "deploy"],
+        importance=0.8,
+        pinned=True,
+        occurred_at="2026-03-01T09:30:00+00:00",
+    ).memory
+    human = run("get", memory.id[:8])
+    assert human.exit_code == 0, human.output
+    lines = dict(line.split(":", 1) for line in human.output.splitlines() if ":" in line and line[0] != " ")
+    shown = {key.strip(): value.strip() for key, value in lines.items()}
+    assert shown["id"] == memory.id and shown["type"] == "procedural" and shown["tags"] == "ops, deploy"
+    assert shown["namespace"] == memory.namespace and shown["importance"] == "0.8"
+    assert shown["pinned"] == "yes" and shown["occurred_at"].startswith("2026-03-01T09:30:00")
+    assert json.loads(run("get", memory.id[:13].upper(), "--json").output)["id"] == memory.id
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

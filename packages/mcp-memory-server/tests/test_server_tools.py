@@ -72,6 +72,15 @@ async def test_store_returns_a_receipt_and_get_memory_the_memory(client: Any) ->
     assert memory["deleted"] is False and memory["deleted_at"] is None
 
 
+async def test_get_memory_takes_a_unique_prefix_and_shows_every_field(client: Any) -> None:
+    stored = {"content": "Deploys go out on Fridays", "type": "procedural", "tags": ["ops"], "pinned": True}
+    data = payload(await client.call_tool("store_memory", stored))
+    memory = payload(await client.call_tool("get_memory", {"id": data["id"][:8]}))
+    assert memory["id"] == data["id"] and memory["type"] == "procedural" and memory["tags"] == ["ops"]
+    assert memory["pinned"] is True and memory["namespace"] == "default"
+    assert {"importance", "occurred_at"} <= set(memory)
+
+
 async def test_search_finds_the_stored_memory(client: Any) -> None:
     tea = await store(client, "The user drinks green tea every morning")
     await store(client, "The deploy script lives in ops/deploy.sh")

@@ -3,11 +3,12 @@ and what an export reads (one's own memories and their vectors)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, MemoryNotFoundError
 from ..filters import Filters
 from ..models import Memory, MemoryFilter, MemoryView, Page
 from ..protocols import StoredVectors, Vector, VectorReading
@@ -26,6 +27,8 @@ from .chains import Chains
 from .maintenance import Maintenance
 
 LIST_CHUNK = 100  # rows list_memories reads at a time while filling a page
+# A start of an id, short of a whole one: 8 to 35 of its characters (hex digits and hyphens).
+ID_PREFIX = re.compile(r"[0-9a-f][0-9a-f-]{7,34}")
 
 
 class Reads:
@@ -38,9 +41,9 @@ class Reads:
 
     def get(self, memory_id: str, history: bool, scope: Scope) -> MemoryView:
         basis, chains = self._basis, self._chains
-        memory_id = validate_id(memory_id)
         history = validate_flag(history, "history")
         basis.ready()
+        memory_id = self._full_id(memory_id, scope)
         memory = basis.readable(memory_id, scope)
         chain = chains.chain_of(memory, scope) if history else None
         readable = frozenset(m.id for m in chain or ())
@@ -51,6 +54,37 @@ class Reads:
             status=self._status(memory),
             history=seen,
         )
+
+    def _full_id(self, memory_id: str, scope: Scope) -> str:
+        """The id itself, or the one id of a memory this scope may read that starts with
+        ``memory_id`` (8 characters or more): what others may not read is never counted, so a
+        prefix reveals nothing of it. A scan of the readable memories: fine for one lookup."""
+        prefix = str(memory_id).strip().lower()
+        try:
+            return validate_id(memory_id)
+        except InvalidInputError:
+            if re.fullmatch(r"[0-9a-f][0-9a-f-]{0,6}", prefix):
+                raise InvalidInputError(
+                    f"{prefix!r} is too short to find a memory by: give at least 8 characters of its id."
+                ) from None
+            if not ID_PREFIX.fullmatch(prefix):
+                raise  # the one sentence saying it is not an id
+        where = scope.reading(None, include_deleted=True, include_superseded=True)
+        found: list[str] = []
+        after = None
+        while True:
+            rows = self._basis.store.list(where, LIST_CHUNK, after)
+            found += [m.id for m in rows if m.id.startswith(prefix) and scope.can_read(m)]
+            if len(rows) < LIST_CHUNK:
+                break
+            after = (rows[-1].created_at, rows[-1].id)
+        if len(found) > 1:
+            raise InvalidInputError(
+                f"The id prefix {prefix!r} matches {len(found)} memories: give more characters of the id."
+            )
+        if not found:
+            raise MemoryNotFoundError(prefix)
+        return found[0]
 
     def _status(self, memory: Memory) -> str:
         expiry = self._basis.ttl.expires_at(memory)

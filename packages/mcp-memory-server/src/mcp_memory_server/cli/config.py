@@ -53,7 +53,8 @@ def config_command(
     codex), or with --install add it to the client's configuration file.
 
     The command is the one that runs this mcp-memory: `uv run --project CLONE mcp-memory` from a
-    clone, else the mcp-memory script's absolute path. --install keeps every other server and setting,
+    clone (when uv is found), else the mcp-memory script's absolute path, else this Python with -m;
+    refused when none of them exists. --install keeps every other server and setting,
     backs the file up first (<file>.bak-<time>), refuses a file it cannot parse, and changes nothing
     when the entry is already there.
     """
@@ -98,10 +99,6 @@ def config_command(
     if as_json:
         emit_json(result)
         return
-    if not Path(entry["command"]).is_absolute():
-        click.echo(
-            f"# {entry['command']} is not on this PATH: the client must find it on its own PATH.", err=True
-        )
     if not install:
         click.echo(text, nl=False)
         click.echo(f"# {spec.title}: merge this into {path} (or run again with --install).", err=True)

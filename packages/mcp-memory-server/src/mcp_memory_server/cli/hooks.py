@@ -19,26 +19,36 @@ import click
 from .common import EXIT_ERROR, emit_json, fail
 
 
-def _where(user: bool, project: Path | None, local: bool) -> Path:
-    from ..integrations.claude_code.settings import settings_path
+def _where(user: bool, shared: bool, local: bool, project: Path | None) -> tuple[Any, Path]:
+    """The level (``local`` unless told) and its settings file."""
+    from ..integrations.claude_code.settings import Level, settings_path
 
-    if user and (project is not None or local):
-        raise click.UsageError("--user and --project/--local exclude each other.")
-    return settings_path(user=user, project=project, local=local)
+    if user and (project is not None or local or shared):
+        raise click.UsageError("--user and --project/--local/--shared exclude each other.")
+    if local and shared:
+        raise click.UsageError("--local and --shared exclude each other.")
+    level: Level = "user" if user else "shared" if shared else "local"
+    return level, settings_path(level, project)
 
 
 def _location_options(fn: Any) -> Any:
     fn = click.option(
+        "--shared",
+        is_flag=True,
+        help="The project's .claude/settings.json, usually committed: only if everyone on the project has "
+        "mcp-memory at the same path.",
+    )(fn)
+    fn = click.option(
         "--local",
         is_flag=True,
-        help="The project's personal .claude/settings.local.json (not committed) instead of .claude/settings.json.",
+        help="The project's personal .claude/settings.local.json, not committed (the default).",
     )(fn)
     fn = click.option("--user", is_flag=True, help="Your ~/.claude/settings.json: every project.")(fn)
     return click.option(
         "--project",
         type=click.Path(file_okay=False, path_type=Path),
         default=None,
-        help="The project whose .claude/settings.json to edit (default: the current directory).",
+        help="The project whose .claude/ settings to edit (default: the current directory).",
     )(fn)
 
 
@@ -69,26 +79,35 @@ def install_command(
     project: Path | None,
     user: bool,
     local: bool,
+    shared: bool,
     print_only: bool,
     budget: int,
     store_decisions: bool,
     as_json: bool,
 ) -> None:
-    """Add mcp-memory's hooks to Claude Code's settings: the project's .claude/settings.json (default),
-    its settings.local.json (--local) or your ~/.claude/settings.json (--user).
+    """Add mcp-memory's hooks to Claude Code's settings: the project's personal
+    .claude/settings.local.json (default, not committed: the hooks name this machine's absolute
+    paths), its shared .claude/settings.json (--shared) or your ~/.claude/settings.json (--user).
 
-    Every other setting and hook stays; the file is backed up first (<file>.bak-<time>); an invalid
-    file is refused and left untouched; running it again changes nothing.
+    Refused when the hooks are already installed at another of these levels (Claude Code would run
+    both). Every other setting and hook stays; the file is backed up first into the user's state
+    folder (never the repository); an invalid file is refused and left untouched; running it again
+    changes nothing.
     """
     from ..integrations.claude_code.settings import (
+        LEVELS,
         HookSettingsError,
         hook_entries,
         install_hooks,
         launch_command,
+        refuse_a_second_level,
     )
 
-    path = _where(user, project, local)
-    entries = hook_entries(launch_command(), budget=budget, store_decisions=store_decisions)
+    level, path = _where(user, shared, local, project)
+    try:
+        entries = hook_entries(launch_command(), budget=budget, store_decisions=store_decisions)
+    except HookSettingsError as exc:  # no command on this machine would start mcp-memory
+        fail(str(exc), EXIT_ERROR)
     snippet = {"hooks": {event: [{"hooks": [handler]}] for event, handler in entries.items()}}
     if print_only:
         if as_json:
@@ -98,19 +117,19 @@ def install_command(
         click.echo(f"# Merge this into {path} (or run again without --print).", err=True)
         return
     try:
+        refuse_a_second_level(level, project)
         result = install_hooks(path, entries)
     except HookSettingsError as exc:
         fail(str(exc), EXIT_ERROR)
     if as_json:
-        emit_json(_result_dict(result) | {"settings": snippet})
+        emit_json(_result_dict(result) | {"level": level, "settings": snippet})
         return
-    saved = f" (the previous file is saved as {result.backup})" if result.backup else ""
     events = ", ".join(result.events)
     if result.action == "unchanged":
-        click.echo(f"{path} already has mcp-memory's hooks: nothing changed.")
+        click.echo(f"{path} ({LEVELS[level][1]}) already has mcp-memory's hooks: nothing changed.")
     else:
         verb = "Created" if result.action == "created" else "Updated"
-        click.echo(f"{verb} {path}{saved}: mcp-memory hooks for {events}.")
+        click.echo(f"{verb} {path} ({LEVELS[level][1]}){_saved(result)}: mcp-memory hooks for {events}.")
     for event, handler in entries.items():
         click.echo(f"  {event}: {handler['command']}")
     if not store_decisions:
@@ -122,23 +141,42 @@ def install_command(
 @hooks_group.command("uninstall")
 @_location_options
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def uninstall_command(project: Path | None, user: bool, local: bool, as_json: bool) -> None:
-    """Remove mcp-memory's hooks (only ours: every other hook and setting stays; backed up first)."""
-    from ..integrations.claude_code.settings import HookSettingsError, uninstall_hooks
+def uninstall_command(project: Path | None, user: bool, local: bool, shared: bool, as_json: bool) -> None:
+    """Remove mcp-memory's hooks from the same file as install (only ours: every other hook and
+    setting stays; backed up first into the user's state folder, and a file left with nothing else in
+    it is deleted)."""
+    from ..integrations.claude_code.settings import LEVELS, HookSettingsError, installed_at, uninstall_hooks
 
-    path = _where(user, project, local)
+    level, path = _where(user, shared, local, project)
     try:
         result = uninstall_hooks(path)
     except HookSettingsError as exc:
         fail(str(exc), EXIT_ERROR)
     if as_json:
-        emit_json(_result_dict(result))
+        emit_json(_result_dict(result) | {"level": level})
         return
     if result.action in ("absent", "unchanged"):
-        click.echo(f"{path} has no mcp-memory hooks: nothing changed.")
+        elsewhere = "".join(
+            f" They are in {other_path} ({LEVELS[other][0]})."
+            for other, other_path in installed_at(level, project)
+        )
+        click.echo(f"{path} has no mcp-memory hooks: nothing changed.{elsewhere}")
         return
-    saved = f" (the previous file is saved as {result.backup})" if result.backup else ""
-    click.echo(f"Removed mcp-memory's hooks for {', '.join(result.events)} from {path}{saved}.")
+    if result.deleted:
+        click.echo(
+            f"Removed mcp-memory's hooks for {', '.join(result.events)} and deleted {path}: "
+            "it held nothing else (no backup: nothing to keep)."
+        )
+        return
+    click.echo(f"Removed mcp-memory's hooks for {', '.join(result.events)} from {path}{_saved(result)}.")
+
+
+def _saved(result: Any) -> str:
+    if result.backup:
+        return f" (the previous file is saved as {result.backup})"
+    if result.action == "updated":
+        return " (no backup: it held nothing but mcp-memory's hooks)"
+    return ""
 
 
 def _result_dict(result: Any) -> dict[str, Any]:
@@ -147,6 +185,7 @@ def _result_dict(result: Any) -> dict[str, Any]:
         "action": result.action,
         "backup": str(result.backup) if result.backup else None,
         "events": list(result.events),
+        "deleted": result.deleted,
     }
 
 

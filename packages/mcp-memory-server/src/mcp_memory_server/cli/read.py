@@ -103,7 +103,8 @@ def search(query: str, limit: int, namespace: str | None, as_json: bool) -> None
 @click.argument("memory_id", metavar="ID")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def get_command(memory_id: str, as_json: bool) -> None:
-    """Show one memory, as stored (with its status and the head of its chain)."""
+    """Show one memory, as stored (with its status and the head of its chain). ID may be a unique
+    start of the id (8 characters or more)."""
     view = with_engine(
         lambda engine: get(engine, local_scope(engine), GetRequest(id=memory_id)).full(), create=False
     )
@@ -114,6 +115,12 @@ def get_command(memory_id: str, as_json: bool) -> None:
     click.echo(f"status:        {view['status']}")
     if view["head_id"] and view["head_id"] != view["id"]:
         click.echo(f"current:       {view['head_id']}")
+    click.echo(f"type:          {view['type']}")
+    click.echo(f"tags:          {', '.join(view['tags']) or '-'}")
+    click.echo(f"namespace:     {view['namespace']}")
+    click.echo(f"importance:    {view['importance']}")
+    click.echo(f"pinned:        {'yes' if view['pinned'] else 'no'}")
+    click.echo(f"occurred_at:   {view['occurred_at']}")
     click.echo(f"created_at:    {view['created_at']}")
     click.echo(f"updated_at:    {view['updated_at']}")
     click.echo(f"expires_at:    {view['expires_at'] or 'never'}{' (pinned)' if view['pinned'] else ''}")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import difflib
 import importlib.metadata
 import platform
 import re
@@ -17,9 +16,8 @@ if TYPE_CHECKING:
     from mcp_memory_core.settings import Settings
 
 
+from ..runtime.variables import OTHER_VARIABLES, env_names, known_variables, unknown_variables, with_hints
 from .report import (
-    OTHER_VARIABLES,
-    PREFIX,
     REPORT_BUG,
     Check,
     Context,
@@ -79,16 +77,6 @@ def check_versions(ctx: Context) -> Check:
 
 
 # -- 2. settings ----------------------------------------------------------------------------------
-def _env_names(model: Any) -> dict[str, str]:
-    """``{ENVIRONMENT VARIABLE: field}`` of a pydantic-settings model."""
-    prefix = str(model.model_config.get("env_prefix", ""))
-    names = {}
-    for name, info in model.model_fields.items():
-        alias = info.validation_alias if isinstance(info.validation_alias, str) else None
-        names[(alias or f"{prefix}{name}").upper()] = name
-    return names
-
-
 def _plain(value: Any) -> Any:
     if isinstance(value, Path):
         return str(value)
@@ -121,7 +109,7 @@ INTERNAL_SETTINGS = frozenset({"create_database"})
 def _describe(model: Any, instance: Any, environ: Mapping[str, str], owner: str) -> list[dict[str, Any]]:
     upper = {k.upper() for k in environ}
     rows = []
-    for variable, name in _env_names(model).items():
+    for variable, name in env_names(model).items():
         if name in INTERNAL_SETTINGS:
             continue
         rows.append(
@@ -140,7 +128,6 @@ def _backend_settings(ctx: Context, settings: Settings) -> tuple[list[dict[str, 
     """The selected backends' own settings (rows), and every variable any installed plugin reads."""
     pm = ctx.plugins()
     rows: list[dict[str, Any]] = []
-    known: set[str] = set()
     selected = {
         ("store", settings.store),
         ("embedder", settings.embedder),
@@ -156,13 +143,10 @@ def _backend_settings(ctx: Context, settings: Settings) -> tuple[list[dict[str, 
     for kind, get in getters.items():
         for name in pm.names(kind):  # type: ignore[arg-type]
             model = get(name).settings_model
-            if model is None:
-                continue
-            known |= set(_env_names(model))
-            if (kind, name) in selected:
+            if model is not None and (kind, name) in selected:
                 with contextlib.suppress(Exception):  # invalid values: the embedder/store check says so
                     rows += _describe(model, model(), ctx.environ, f"{kind} {name}")
-    return rows, known
+    return rows, known_variables(pm)
 
 
 def _location(ctx: Context, settings: Settings) -> str:
@@ -185,7 +169,7 @@ def check_settings(ctx: Context) -> Check:
         )
     settings = ctx.settings()
     rows = _describe(ServerSettings, settings, ctx.environ, "core")  # mcp-memory's own, not a plugin's
-    known = set(_env_names(ServerSettings)) | OTHER_VARIABLES
+    known = set(env_names(ServerSettings)) | OTHER_VARIABLES
     plugin_rows: list[dict[str, Any]] = []
     complete = False  # every installed plugin's variables are known: only then is a name unknown
     with contextlib.suppress(Exception):  # the plugins check reports plugins that cannot load
@@ -201,19 +185,11 @@ def check_settings(ctx: Context) -> Check:
     )
     source = f"set in the environment: {', '.join(given)}" if given else "all defaults"
     details = {"settings": rows, "sources": "defaults and MCP_MEMORY_* environment variables (no file)"}
-    unknown = sorted(
-        key
-        for key in ctx.environ
-        if key.upper().startswith(PREFIX) and key.upper() not in known and ctx.environ[key] != ""
-    )
+    unknown = unknown_variables(ctx.environ, known)
     if unknown and complete:
-        hints = []
-        for key in unknown:
-            close = difflib.get_close_matches(key.upper(), sorted(known), n=1, cutoff=0.8)
-            hints.append(f"{key} (did you mean {close[0]}?)" if close else key)
         return warn(
             "settings",
-            f"{core} ({source}); no installed plugin reads {', '.join(hints)}.",
+            f"{core} ({source}); no installed plugin reads {with_hints(unknown, known)}.",
             "Check the spelling of those variables, or remove them; a misspelt one is silently ignored.",
             unknown=unknown,
             **details,

@@ -18,7 +18,6 @@ if TYPE_CHECKING:
 
 Status = Literal["ok", "warn", "fail"]
 
-PREFIX = "MCP_MEMORY_"
 HANDSHAKE_TIMEOUT_S = 30.0
 SLOW_HANDSHAKE_S = 5.0  # some clients give up after 10-60 s; the server answers in well under one
 SLOW_LOAD_S = 30.0
@@ -26,8 +25,6 @@ LOW_SPACE_BYTES = 500 << 20
 NO_SPACE_BYTES = 50 << 20
 STDERR_LINES = 12
 EXPECTED_TOOL = "store_memory"
-# Read straight from the environment, outside any settings model.
-OTHER_VARIABLES = frozenset({"MCP_MEMORY_VAULT", "MCP_MEMORY_TESTING_CACHE"})
 REPORT_BUG = (
     "This is a bug in mcp-memory doctor or in a plugin: please report it with the output of "
     "`mcp-memory doctor --json`."

@@ -81,14 +81,21 @@ def dump_json(value: Any, indent: str = "  ", *, level: int = 0, width: int = 10
     return json.dumps(value, ensure_ascii=False)
 
 
-def backup(path: Path, now: datetime | None) -> Path:
+def backup(path: Path, now: datetime | None, folder: Path | None = None) -> Path:
+    """Copy ``path`` to ``<file>.bak-<time>`` beside it, or into ``folder`` (kept out of a repository)
+    named after its whole path (``home-me-shop-.claude-settings.json.bak-<time>``)."""
     stamp = (now or datetime.now()).strftime("%Y%m%d-%H%M%S")
-    backup = path.with_name(f"{path.name}.bak-{stamp}")
+    if folder is None:
+        folder, name = path.parent, path.name
+    else:
+        name = re.sub(r"[\\/:]+", "-", str(path.absolute()).strip("\\/"))
+    backup = folder / f"{name}.bak-{stamp}"
     serial = 1
     while backup.exists():
         serial += 1
-        backup = path.with_name(f"{path.name}.bak-{stamp}-{serial}")
+        backup = folder / f"{name}.bak-{stamp}-{serial}"
     try:
+        folder.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, backup)
     except OSError as exc:
         raise ConfigFileError(
@@ -136,9 +143,11 @@ def read_config(path: Path) -> tuple[Path, bytes | None, str]:
     return target, raw, decode_text(raw, path) if raw is not None else ""
 
 
-def replace_config(target: Path, raw: bytes | None, text: str, now: datetime | None) -> Path | None:
-    """Write ``text`` over a file ``read_config`` read (a backup first when it existed); returns the
-    backup's path."""
-    saved = backup(target, now) if raw is not None else None
+def replace_config(
+    target: Path, raw: bytes | None, text: str, now: datetime | None, backups: Path | None = None
+) -> Path | None:
+    """Write ``text`` over a file ``read_config`` read (a backup first when it existed, beside it or
+    in the folder ``backups``); returns the backup's path."""
+    saved = backup(target, now, backups) if raw is not None else None
     write_atomically(target, text)
     return saved

@@ -91,7 +91,7 @@ def add_get_memory(box: ToolBox) -> None:
             bool, Field(description="Also return every version of this memory's chain, oldest first.")
         ] = False,
     ) -> dict[str, Any]:
-        """Get one memory by id, exactly as stored.
+        """Get one memory by id (or a unique start of its id, 8 characters or more), exactly as stored.
 
         status is "current", "superseded" (a newer version exists: head_id is its id), "deleted" or
         "expired". A superseded memory is returned as it is, never silently replaced by its newer version.

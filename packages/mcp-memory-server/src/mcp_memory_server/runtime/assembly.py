@@ -23,13 +23,17 @@ from mcp_memory_core.settings import Settings
 from mcp_memory_core.tokens import TokenRegistry
 
 from .settings import ServerSettings
+from .variables import warn_unknown_variables
 
 log = logging.getLogger(__name__)
 
 
 def load_plugins(settings: Settings) -> PluginManager:
-    """Every installed plugin, honouring MCP_MEMORY_DISABLE_PLUGINS and MCP_MEMORY_STRICT_PLUGINS."""
-    return plugin_manager_from_settings(strict=settings.strict_plugins, disabled=settings.disable_plugins)
+    """Every installed plugin, honouring MCP_MEMORY_DISABLE_PLUGINS and MCP_MEMORY_STRICT_PLUGINS; an
+    ``MCP_MEMORY_*`` variable none of them reads is warned about (once per process, on stderr)."""
+    plugins = plugin_manager_from_settings(strict=settings.strict_plugins, disabled=settings.disable_plugins)
+    warn_unknown_variables(plugins)
+    return plugins
 
 
 def built(kind: str, spec: Any, settings: Settings) -> Any:

@@ -8,8 +8,8 @@ usually committed) and ``.claude/settings.local.json`` (project, personal), all 
 the sources of the whole contract are in :mod:`.hooks`).
 
 What this module promises about the user's file: every other key, event, group and handler stays
-as it was; the file is copied to ``<file>.bak-<YYYYmmdd-HHMMSS>`` before it changes and replaced
-atomically (its mode kept); a file that is not a JSON object (or whose ``hooks`` is not one) is
+as it was; the file is copied into the user's state folder (``backups/``, never the repository)
+before it changes, unless it held nothing but our hooks, and replaced atomically (its mode kept); a file that is not a JSON object (or whose ``hooks`` is not one) is
 refused in one sentence and left untouched; installing what is already there changes nothing.
 A handler is ours when its command runs ``mcp-memory hook <name>`` (whatever the path before it), so
 ``uninstall`` removes exactly those and a reinstall from another path replaces them.
@@ -85,11 +85,69 @@ def is_ours(handler: Any) -> bool:
 
 
 # -- where the file is -------------------------------------------------------------------------------
-def settings_path(*, user: bool, project: Path | None, local: bool = False) -> Path:
-    if user:
+Level = Literal["local", "shared", "user"]
+# level -> (its option, what it is). Claude Code runs the hooks of every level, so ours live in one.
+LEVELS: dict[Level, tuple[str, str]] = {
+    "local": ("--local", "this project's personal settings, not committed"),
+    "shared": ("--shared", "this project's shared settings, usually committed"),
+    "user": ("--user", "your user settings, for every project"),
+}
+
+
+def settings_path(level: Level, project: Path | None = None) -> Path:
+    if level == "user":
         return Path.home() / ".claude" / "settings.json"
     folder = (project or Path.cwd()).expanduser().absolute()
-    return folder / ".claude" / ("settings.local.json" if local else "settings.json")
+    return folder / ".claude" / ("settings.local.json" if level == "local" else "settings.json")
+
+
+def installed_at(level: Level, project: Path | None = None) -> list[tuple[Level, Path]]:
+    """The levels other than ``level`` whose settings file (for ``project``) has hooks of ours. A
+    file that cannot be read does not count: Claude Code runs no hook from it either."""
+    here = settings_path(level, project)
+    found: list[tuple[Level, Path]] = []
+    for other in LEVELS:
+        path = settings_path(other, project)
+        if other != level and path != here and _has_ours(path):
+            found.append((other, path))
+    return found
+
+
+def refuse_a_second_level(level: Level, project: Path | None = None) -> None:
+    """Raise HookSettingsError when our hooks are installed at another level: Claude Code would run
+    both, and every memory would be injected twice."""
+    for other, path in installed_at(level, project):
+        flag = LEVELS[other][0] + (
+            f" --project {shlex.quote(str(project))}" if project and other != "user" else ""
+        )
+        raise HookSettingsError(
+            f"mcp-memory's hooks are already installed in {path} ({LEVELS[other][1]}), and Claude Code "
+            f"runs the hooks of every settings file, so each memory would be injected twice: keep those, "
+            f"or remove them first with `mcp-memory hooks uninstall {flag}`; nothing changed."
+        )
+
+
+def _has_ours(path: Path) -> bool:
+    try:
+        data = _parse(read_config(path)[2], path)
+    except ConfigFileError:
+        return False
+    hooks = data.get("hooks") or {}
+    return any(
+        is_ours(handler)
+        for groups in hooks.values()
+        if isinstance(groups, list)
+        for group in groups
+        if isinstance(group, dict) and isinstance(group.get("hooks"), list)
+        for handler in group["hooks"]
+    )
+
+
+def backup_folder() -> Path:
+    """Where a settings file is backed up: the user's state folder, never the repository."""
+    import platformdirs
+
+    return Path(platformdirs.user_state_dir("mcp-memory", appauthor=False)) / "backups"
 
 
 # -- merging -----------------------------------------------------------------------------------------
@@ -102,6 +160,7 @@ class SettingsResult:
     file: Path
     backup: Path | None
     events: tuple[str, ...]  # the events whose handlers were added, replaced or removed
+    deleted: bool = False  # uninstall left nothing else in the file, so the file is gone
 
 
 def install_hooks(
@@ -192,7 +251,17 @@ def _edit(
     events = change(data)
     if data == before:
         return SettingsResult("unchanged", path, None, ())
-    saved = replace_config(target, raw, json_text(data, text), now)
+    theirs = json.loads(json.dumps(before))
+    _uninstall(theirs)
+    if not data and action == "removed" and not path.is_symlink():  # it held nothing but ours
+        try:
+            target.unlink()
+        except OSError as exc:
+            raise HookSettingsError(f"Cannot delete {path}: {exc.strerror or exc}.") from None
+        return SettingsResult(action, path, None, events, deleted=True)
+    # Nothing but our hooks in it: nothing of the user's to back up.
+    previous = raw if theirs else None
+    saved = replace_config(target, previous, json_text(data, text), now, backup_folder())
     return SettingsResult("created" if raw is None else action, path, saved, events)
 
 
