@@ -68,7 +68,9 @@ def test_a_healthy_setup_passes_with_a_real_stdio_handshake(sqlite_env: dict[str
     assert all(check["status"] in ("ok", "warn") for check in found.values()), found
     assert all(check["fix"] is None for check in found.values() if check["status"] == "ok")
     handshake = found["handshake"]
-    assert handshake["status"] == "ok", handshake
+    # A loaded machine can make the handshake slower than the "Slow" warning's mark: that is the
+    # one warning this check may give here, never a failure.
+    assert handshake["status"] == "ok" or "Slow" in handshake["message"], handshake
     assert "store_memory" in handshake["details"]["tools"] and handshake["details"]["initialize_ms"] > 0
     assert (
         found["database"]["details"]["schema_version"]

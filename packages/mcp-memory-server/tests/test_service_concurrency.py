@@ -18,7 +18,7 @@ pytestmark = pytest.mark.anyio
 async def _overlap(service: MemoryService, wait: float) -> tuple[bool, int]:
     """Start a call that waits (up to ``wait`` seconds) for a second call to run, then the second call.
     Returns whether the first saw the second while it was running, and the most calls seen at once."""
-    second_ran = threading.Event()
+    first_entered, second_ran = threading.Event(), threading.Event()
     state = {"active": 0, "most": 0}
     lock = threading.Lock()
 
@@ -33,6 +33,7 @@ async def _overlap(service: MemoryService, wait: float) -> tuple[bool, int]:
 
     def first(engine: Any) -> bool:
         enter()
+        first_entered.set()
         try:
             return second_ran.wait(wait)
         finally:
@@ -51,7 +52,7 @@ async def _overlap(service: MemoryService, wait: float) -> tuple[bool, int]:
     await service.wait_warm()
     async with anyio.create_task_group() as tg:
         tg.start_soon(run_first)
-        await anyio.sleep(0.05)
+        await anyio.to_thread.run_sync(first_entered.wait)  # the second call starts once the first runs
         await service.call(second)
     return result["overlapped"], state["most"]
 
