@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from server_helpers import INITIALIZE
 
 import mcp_memory_server.runtime.assembly as assembly
 from mcp_memory_core.engine import MemoryEngine
@@ -253,16 +254,7 @@ def test_serve_rejects_an_unknown_transport() -> None:
 
 def test_no_subcommand_serves_stdio(fake_env: dict[str, str], tmp_path: Any) -> None:
     """``mcp-memory`` with no arguments is a stdio server: it answers initialize on stdout, logs on stderr."""
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "0"},
-        },
-    }
+    init = INITIALIZE
     proc = subprocess.run(
         [sys.executable, "-c", "from mcp_memory_server.cli import main; main()"],
         input=json.dumps(init) + "\n",

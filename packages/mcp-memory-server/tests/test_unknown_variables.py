@@ -11,21 +11,11 @@ import sys
 from typing import Any
 
 import pytest
+from server_helpers import INITIALIZE
 
 from mcp_memory_core.settings import Settings
 from mcp_memory_server.runtime import variables
 from mcp_memory_server.runtime.assembly import load_plugins
-
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "0"},
-    },
-}
 
 
 def mentions(stderr: str) -> list[str]:
@@ -50,7 +40,7 @@ def test_a_command_warns_once_on_stderr(fake_env: dict[str, str]) -> None:
 def test_the_stdio_server_warns_on_stderr_and_keeps_stdout_for_the_protocol(fake_env: dict[str, str]) -> None:
     env = {**os.environ, **fake_env, "MCP_MEMORY_DB_PATHH": "/tmp/typo.db"}
     messages = [
-        INIT,
+        INITIALIZE,
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {
             "jsonrpc": "2.0",
