@@ -240,7 +240,7 @@ def test_another_user_cannot_change_what_is_not_theirs(store: None, monkeypatch:
         (("add", "   "), None, "content must be a non-empty string"),
         (("add", "-"), "\n", "content must be a non-empty string"),
         (("add", "x", "--importance", "abc"), None, "importance must be a number from 0 to 1; got 'abc'"),
-        (("add", "x", "--importance", "1.5"), None, "importance must be from 0 to 1"),
+        (("add", "x", "--importance", "1.5"), None, "importance must be a number from 0 to 1"),
         (("add", "x", "--occurred-at", "yesterday-ish"), None, "occurred_at"),
         (("add", "x", "--namespace", "Not Valid"), None, "namespace 'Not Valid' is not valid"),
         (("add", "x", "--namespace", "*"), None, "only allowed for search and list"),

@@ -210,10 +210,9 @@ def validate_tags(tags: Iterable[str] | str | None, *, nul_ok: bool = False) -> 
 def validate_importance(value: float | None) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    number = not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value)
+    if not number or not 0.0 <= float(value) <= 1.0:  # the very sentence the MCP tools' schema check says
         raise InvalidInputError(f"importance must be a number from 0 to 1; got {value!r}.")
-    if not 0.0 <= float(value) <= 1.0:
-        raise InvalidInputError(f"importance must be from 0 to 1; got {value!r}.")
     return float(value)
 
 

@@ -29,7 +29,8 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.types import ToolAnnotations
 from pydantic import ConfigDict, ValidationError
-from pydantic_core import InitErrorDetails, PydanticCustomError
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+from pydantic_core import InitErrorDetails, PydanticCustomError, core_schema
 
 SHOWN_CHARS = 60  # how much of a rejected value an error quotes
 _PLURALS = {"string": "strings", "integer": "integers", "number": "numbers", "boolean": "booleans"}
@@ -170,9 +171,26 @@ def plain_optionals(schema: dict[str, Any]) -> dict[str, Any]:
     return {**schema, "properties": properties}
 
 
+class UntitledSchema(GenerateJsonSchema):
+    """pydantic's JSON schema without the titles it makes up: "Privacy Scope" for ``privacy_scope``,
+    "store_memoryArguments" for the model. They repeat the names, in every conversation's tools/list."""
+
+    def field_title_should_be_set(self, schema: Any) -> bool:  # a core schema or field: all of them
+        return False
+
+    def model_schema(self, schema: core_schema.ModelSchema) -> JsonSchemaValue:
+        json_schema = super().model_schema(schema)
+        json_schema.pop("title", None)
+        return json_schema
+
+
 def strict_tool(fn: Callable[..., Any], *, description: str, annotations: ToolAnnotations) -> Tool:
-    """The SDK's Tool for ``fn``, with strict arguments (see the module docstring)."""
-    tool = Tool.from_function(fn, description=description, annotations=annotations)
+    """The SDK's Tool for ``fn``, with strict arguments (see the module docstring), no made-up titles
+    (:class:`UntitledSchema`) and no output schema: every tool answers a free-form JSON object its
+    description names the fields of, and the SDK's schema for that (``{"type": "object",
+    "additionalProperties": true}``) tells a client nothing. The result still travels as structured
+    content and as its JSON text."""
+    tool = Tool.from_function(fn, description=description, annotations=annotations, structured_output=False)
     loose = tool.fn_metadata
     model = cast(
         type[ArgModelBase],
@@ -182,7 +200,7 @@ def strict_tool(fn: Callable[..., Any], *, description: str, annotations: ToolAn
             {"model_config": ConfigDict(extra="forbid", strict=True), "__module__": __name__},
         ),
     )
-    schema = plain_optionals(model.model_json_schema(by_alias=True))
+    schema = plain_optionals(model.model_json_schema(by_alias=True, schema_generator=UntitledSchema))
     properties = dict(schema.get("properties", {}))
     tool.parameters = schema
     tool.fn_metadata = StrictArguments(

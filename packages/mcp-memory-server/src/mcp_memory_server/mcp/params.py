@@ -77,9 +77,7 @@ TypeArg = Annotated[
     ),
 ]
 TagsArg = Annotated[list[str] | None, Field(description='Optional labels, e.g. ["python", "deploy"].')]
-ImportanceArg = Annotated[
-    float | None, Field(description="How much this matters, 0 to 1 (default 0.5).", ge=0, le=1)
-]
+ImportanceArg = Annotated[float | None, Field(description="How much this matters (default 0.5).", ge=0, le=1)]
 # Filters shared by search_memories and list_memories: they apply before the top-k, so a filtered
 # search returns as many results as match.
 FilterTypes = Annotated[list[MemoryTypeName] | None, Field(description="Only memories of these types.")]

@@ -33,7 +33,9 @@ def add_search_memories(box: ToolBox) -> None:
     @filter_arguments
     async def search_memories(
         query: Annotated[str, Field(description="What you are looking for, in natural language.")],
-        limit: Annotated[int, Field(description=f"Maximum number of results, 1 to {MAX_SEARCH_LIMIT}.")] = 10,
+        limit: Annotated[
+            int, Field(description="Maximum number of results.", ge=1, le=MAX_SEARCH_LIMIT)
+        ] = 10,
         filters: FilterRequest = FilterRequest(),  # noqa: B008  # one argument per filter (params.filter_arguments)
         namespace: ReadNamespaceArg = None,
         explain: Annotated[bool, Field(description="Include each result's score_parts.")] = False,
@@ -122,7 +124,7 @@ def add_list_memories(box: ToolBox) -> None:
     @box.tool(READ_ONLY)
     @filter_arguments
     async def list_memories(
-        limit: Annotated[int, Field(description=f"Page size, 1 to {MAX_LIST_LIMIT}.")] = 50,
+        limit: Annotated[int, Field(description="Page size.", ge=1, le=MAX_LIST_LIMIT)] = 50,
         cursor: Annotated[
             str | None, Field(description="The next_cursor of the previous page; omit it for the first page.")
         ] = None,
