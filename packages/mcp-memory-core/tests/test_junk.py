@@ -34,6 +34,7 @@ CHIT_CHAT = [
     "makes sense",
     "that's great, thank you",
     "bye!",
+    "You’re welcome!",
     "...",
     "?",
     "👍",
@@ -57,6 +58,7 @@ NOT_CHIT_CHAT = [
     "src/main.py",
     "v2",
     "Our kitchen cabinets are walnut.",
+    "antidisestablishmentarianism",  # one long word: kept
 ]
 
 

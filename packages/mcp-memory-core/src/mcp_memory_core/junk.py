@@ -7,8 +7,8 @@ into a session. The rule is conservative, a turn is chit-chat only when
 - it holds no digit and every word is a greeting, a thanks, an acknowledgement or a filler
   (:data:`CHIT_CHAT_WORDS`, laughter such as ``hahaha``; letters repeated for effect count once:
   ``heyyy`` is ``hey``), e.g. ``"Thank you so much!"``, ``"ok, got it"``, ``"yes please"``; or
-- it is one lowercase word and nothing else (``"whatever"``): a reply that means nothing without
-  the question it answered.
+- it is one short lowercase word and nothing else (``"whatever"``; at most
+  :data:`MAX_ONE_WORD_CHARS` letters): a reply that means nothing without the question it answered.
 
 Anything with a digit (``"ok 42"``), a capitalised word that is not one of those words (a name:
 ``"Maya"``, ``"thanks Maya"``), or a symbol inside a word (``user@example.com``, ``src/main.py``) is
@@ -24,17 +24,20 @@ _GROUPS = (
     "hi hello hey heya hiya yo howdy greetings morning afternoon evening night good day there",
     "bye goodbye cya later see soon take care cheers",
     "thanks thank thx ty tysm tyvm thanx appreciate appreciated you so much very a lot for the help",
+    "you're welcome glad happy to",
     "it that that's this is was all again really truly",
     "ok okay k kk alright right sure yes yeah yep yup yea no nope nah fine",
     "got understood understand noted gotcha i see makes sense sounds",
     "great good nice cool perfect awesome amazing excellent wonderful brilliant fantastic neat lovely",
     "helpful useful works worked exactly correct indeed agreed true totally absolutely definitely",
-    "wow oh ah aha oops sorry please pls plz welcome np",
+    "wow oh ah aha oops sorry please pls plz np",
     "lol lmao rofl haha hehe hm hmm um uh er",
     "continue go on more next keep going",
     "chatgpt gpt bot buddy man dude mate",
 )
 CHIT_CHAT_WORDS = frozenset(word for group in _GROUPS for word in group.split())
+
+MAX_ONE_WORD_CHARS = 15  # a longer single word is kept (an identifier, a pasted string)
 
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*")
 _REPEATED = re.compile(r"([^\W\d_])\1{2,}")  # heyyy -> hey, soooo -> so
@@ -63,4 +66,4 @@ def is_chit_chat(text: str) -> bool:
     if len(tokens) != 1:
         return False
     bare = tokens[0].strip(".,!?;:…")
-    return bare.isalpha() and bare.islower()
+    return bare.isalpha() and bare.islower() and len(bare) <= MAX_ONE_WORD_CHARS
