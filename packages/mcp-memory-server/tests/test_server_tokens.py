@@ -306,7 +306,7 @@ def test_a_token_for_another_name_says_in_one_line_it_is_another_user(
     assert created.stdout.startswith("mcpm_") and created.stdout.count("\n") == 1  # scripts keep working
     note = [line for line in created.stderr.splitlines() if "another user" in line]
     assert note == [
-        "Note: this token acts as maya, another user than the CLI, stdio and hooks (local), whose "
+        "Note: this token acts as maya, another user than the CLI, stdio and hooks (local), whose private "
         "memories it will not see; to be one user everywhere, set MCP_MEMORY_USER=maya or create "
         "the token without a name."
     ]

@@ -34,13 +34,13 @@ def _registry(settings: ServerSettings | None = None) -> Iterator[TokenRegistry]
 
 def another_user_note(token_user: str, local_user: str) -> str | None:
     """One line when a token would act as someone else than the person at the machine, who owns what
-    stdio, the CLI and the hooks store: that token's user will not see those memories."""
+    stdio, the CLI and the hooks store: that token's user will not see their private memories."""
     if token_user == local_user:
         return None
     return (
-        f"Note: this token acts as {token_user}, another user than the CLI, stdio and hooks ({local_user}), "
-        f"whose memories it will not see; to be one user everywhere, set MCP_MEMORY_USER={token_user} or "
-        "create the token without a name."
+        f"Note: this token acts as {token_user}, another user than the CLI, stdio and hooks "
+        f"({local_user}), whose private memories it will not see; to be one user everywhere, set "
+        f"MCP_MEMORY_USER={token_user} or create the token without a name."
     )
 
 
