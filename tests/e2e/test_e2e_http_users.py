@@ -196,3 +196,23 @@ def test_no_auth_is_refused_beyond_loopback(db_path: Path) -> None:
         assert len(lines) == 1 and "without authentication" in lines[0], done.stderr
         assert done.stdout == ""
     assert not db_path.exists()  # refused before anything was opened
+
+
+async def test_a_memory_added_with_the_cli_is_listed_over_mcp_http_with_the_token_token_create_makes_for_the_person_at_the_machine(
+    db_path: Path, tmp_path: Path
+) -> None:
+    env = server_env(db_path, MCP_MEMORY_TOKENS_PATH=str(tmp_path / "tokens.db"))
+    added = cli(env, "add", "The person at the machine takes the 7:40 train", "--json")
+    assert added.returncode == 0, added.stderr
+    memory_id = json.loads(added.stdout)["id"]
+    created = cli(env, "token", "create")  # no name: the person at the machine
+    assert created.returncode == 0, created.stderr
+    token = created.stdout.strip()
+    assert token.startswith("mcpm_") and "acts as another user" not in created.stderr
+
+    with http_server(module_command(), env, tmp_path / "http.err") as url:
+        async with session_as(url, token) as session:
+            listed = await call(session, "list_memories")
+            assert [m["id"] for m in listed["memories"]] == [memory_id]
+            got = await call(session, "get_memory", id=memory_id)
+            assert got["owner"] == "local" and "7:40 train" in got["content"]

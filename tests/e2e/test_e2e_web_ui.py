@@ -125,11 +125,11 @@ def test_log_in_with_a_token_and_a_wrong_token_is_refused(page, server, shots):
 def test_import_search_history_edit_pin_delete_restore(page, server, shots, tmp_path):
     log_in(page, server, "alice")
     done = import_file(page, server, tmp_path, "conversations.json", chatgpt_export("tea", TEA * 1))
-    assert done.startswith("Done: imported 3, skipped 0")
+    assert done.startswith("Done: imported 3 into namespace user, skipped 0")
     assert page.locator("#job-progress").evaluate("p => [p.value, p.max]") == [3, 3]
     page.screenshot(path=str(shots / "import.png"))
     assert import_file(page, server, tmp_path, "conversations.json", chatgpt_export("tea", TEA)).startswith(
-        "Done: imported 0, skipped 3"
+        "Done: imported 0 into namespace user, skipped 3"
     )
     # dragged onto the import box instead of chosen: the same import (nothing new the third time)
     page.goto(f"{server.ui}/import")
@@ -144,7 +144,11 @@ def test_import_search_history_edit_pin_delete_restore(page, server, shots, tmp_
     page.get_by_role("button", name="Import").click()
     page.wait_for_url(re.compile(r".*/ui/import/[\w-]+$"))
     page.get_by_test_id("job-text").filter(has_text="Done").wait_for()
-    assert page.get_by_test_id("job-text").inner_text().startswith("Done: imported 0, skipped 3")
+    assert (
+        page.get_by_test_id("job-text")
+        .inner_text()
+        .startswith("Done: imported 0 into namespace user, skipped 3")
+    )
 
     page.goto(f"{server.ui}/")
     assert page.locator(".memory-item").count() == 3

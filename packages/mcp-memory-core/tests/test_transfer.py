@@ -21,6 +21,7 @@ from mcp_memory_core.protocols import StoreCapabilities, Vector
 from mcp_memory_core.transfer import (
     ExportRecord,
     decode_vectors,
+    default_import_namespace,
     detect_format,
     encode_vectors,
     export_memories,
@@ -382,12 +383,63 @@ def test_chatgpt_assistant_messages_on_request() -> None:
 
 
 def test_chatgpt_import_is_idempotent_and_searchable() -> None:
-    engine = make_engine(namespace="chats")
-    first = import_chatgpt(engine, chatgpt_export())
+    engine = make_engine(namespace="project")
+    first = import_chatgpt(engine, chatgpt_export(), namespace="chats")
     assert (first.inserted, first.skipped) == (2, 0)
-    again = import_chatgpt(engine, chatgpt_export())
+    again = import_chatgpt(engine, chatgpt_export(), namespace="chats")
     assert (again.inserted, again.skipped) == (0, 2)
     assert {m.namespace for m in engine.store.iter_all()} == {"chats"}
+
+
+def test_a_chat_export_goes_to_the_user_namespace_unless_one_is_given() -> None:
+    """What a person told a chat assistant is about them, not about the project the import ran in."""
+    assert {m.namespace for m in parse_chatgpt_conversations(chatgpt_export())} == {"user"}
+    engine = make_engine(namespace="project")
+    import_chatgpt(engine, chatgpt_export())
+    assert {m.namespace for m in engine.store.iter_all()} == {"user"}
+    assert default_import_namespace("chatgpt") == "user"
+    assert default_import_namespace("mcp-knowledge-graph") is None  # the current project's
+
+
+def chit_chat_export() -> list[dict[str, Any]]:
+    """The Lisbon conversation with greetings and thanks around its facts."""
+    export = chatgpt_export()
+    mapping = export[0]["mapping"]
+    for node_id, role, text, when in (
+        ("c1", "user", "hi", 1_700_000_001.0),
+        ("c2", "assistant", "Hello! How can I help?", 1_700_000_002.0),
+        ("c3", "user", "thanks!", 1_700_000_050.0),
+        ("c4", "assistant", "You're welcome!", 1_700_000_051.0),
+        ("c5", "user", "ok, my flight lands at 21:40", 1_700_000_052.0),
+    ):
+        mapping[node_id] = {
+            "id": node_id,
+            "message": {
+                "author": {"role": role},
+                "create_time": when,
+                "content": {"content_type": "text", "parts": [text]},
+            },
+            "parent": None,
+            "children": [],
+        }
+    return export
+
+
+def test_chatgpt_chit_chat_is_left_out_and_counted() -> None:
+    users = parse_chatgpt_conversations(chit_chat_export())
+    assert [m.content for m in users] == [
+        "Is this hotel ok?",
+        "I'm vegetarian and I hate early flights.",
+        "ok, my flight lands at 21:40",
+    ]
+    assert users.chit_chat == 2  # "hi", "thanks!"
+    both = parse_chatgpt_conversations(chit_chat_export(), include_assistant=True)
+    assert both.chit_chat == 3 and "Hello! How can I help?" in [m.content for m in both]
+    engine = make_engine()
+    outcome = import_chatgpt(engine, chit_chat_export())
+    assert (outcome.inserted, outcome.chit_chat) == (3, 2)
+    again = import_chatgpt(engine, chit_chat_export())
+    assert (again.inserted, again.skipped, again.chit_chat) == (0, 3, 2)
 
 
 def test_chatgpt_bad_input() -> None:

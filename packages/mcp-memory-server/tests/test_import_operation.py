@@ -116,3 +116,56 @@ def test_the_ui_refuses_an_unknown_type_in_one_sentence(ui, tmp_path):
         "Unknown memory type &#39;forever&#39;; choose one of: working, episodic, semantic, procedural."
         in (response.text)
     )
+
+
+def chit_chat_file(tmp_path: Path) -> Path:
+    """A conversation of a greeting, one fact and a thanks, a day old."""
+    when = time.time() - 86_400
+    turns = ["hi", "Our kitchen cabinets are walnut.", "thanks!"]
+    mapping = {
+        f"u{n}": {
+            "id": f"u{n}",
+            "message": {
+                "author": {"role": "user"},
+                "create_time": when + n,
+                "content": {"content_type": "text", "parts": [text]},
+            },
+            "parent": None,
+            "children": [],
+        }
+        for n, text in enumerate(turns)
+    }
+    conversation = {"title": "Kitchen", "create_time": when, "id": "conv-chat", "mapping": mapping}
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps([conversation]), encoding="utf-8")
+    return path
+
+
+def test_a_chat_export_goes_to_user_without_its_chit_chat_and_the_ui_says_so(settings, tmp_path):
+    """One operation for the CLI and the web UI: the result names the namespace (``user``, not the
+    project the import ran in) and how many turns were left out as chit-chat; the job page shows both."""
+    from mcp_memory_server.operations.transfer import ImportRequest, prepare_import, write_import
+    from mcp_memory_server.runtime.service import MemoryService
+    from mcp_memory_server.web import routes
+    from mcp_memory_server.web.imports import ImportJob
+
+    service = MemoryService(settings)
+    try:
+        engine = service.engine()
+        scope = engine.default_scope
+        assert scope.default_namespace != "user"  # the tests run inside a project
+        result = write_import(
+            engine, prepare_import(engine, scope, ImportRequest(path=chit_chat_file(tmp_path)))
+        )
+        stored = list(engine.store.iter_all())
+    finally:
+        service.close()
+    assert (result.imported, result.chit_chat, result.namespace) == (1, 2, "user")
+    assert [(m.content, m.namespace) for m in stored] == [("Our kitchen cabinets are walnut.", "user")]
+    job = ImportJob(id="j1", owner="local", filename="conversations.json", format="chatgpt", total=1)
+    job.state, job.result = "done", result.model_dump(mode="json", exclude={"format", "file"})
+    page = routes._templates().get_template("import_job.html").render(base="/ui", job=job, me=None)
+    assert (
+        "Done: imported 1 into namespace user, skipped 0 (already present); left out 2 chit-chat turns "
+        "(greetings, thanks, one-word replies)." in " ".join(page.split())
+    )

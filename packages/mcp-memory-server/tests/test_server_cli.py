@@ -343,6 +343,7 @@ def test_export_import_round_trip_through_sqlite(sqlite_env: Any, tmp_path: Any)
         "repaired": 0,
         "vectors_reused": 0,
         "refused": [],
+        "chit_chat": 0,
         "format": "mcp-memory",
         "namespace": None,
         "file": str(first),
@@ -429,7 +430,7 @@ def test_import_chatgpt_with_progress_and_idempotency(engine: MemoryEngine, tmp_
     path = chatgpt_file(tmp_path, days_ago=2)
     result = run("import", str(path), "--namespace", "chats")
     assert result.exit_code == 0, result.stderr
-    assert result.stdout.strip() == "imported 1, skipped 0 (already present)"
+    assert result.stdout.strip() == "imported 1 into namespace 'chats', skipped 0 (already present)"
     assert "Importing" in result.stderr  # the progress bar lives on stderr
     data = json.loads(
         run("import", str(path), "--namespace", "chats", "--include-assistant", "--json").stdout
@@ -440,6 +441,7 @@ def test_import_chatgpt_with_progress_and_idempotency(engine: MemoryEngine, tmp_
         "repaired": 0,
         "vectors_reused": 0,
         "refused": [],
+        "chit_chat": 0,
         "format": "chatgpt",
         "namespace": "chats",
         "file": str(path),
@@ -460,6 +462,36 @@ def test_old_history_is_kept_by_default_and_refused_as_episodic(engine: MemoryEn
     kept = run("import", str(path))  # default type: semantic, kept until deleted
     assert kept.exit_code == 0 and "imported 1" in kept.stdout
     assert [m.type.value for m in engine.store.iter_all()] == ["semantic"]
+
+
+def test_a_chatgpt_import_goes_to_user_and_leaves_chit_chat_out(engine: MemoryEngine, tmp_path: Any) -> None:
+    """What a person told ChatGPT is about them: it lands in ``user`` (read from every project), not in
+    the project the command ran in, without its greetings and thanks; the summary says both."""
+    path = chatgpt_file(tmp_path, days_ago=2)
+    export = json.loads(path.read_text(encoding="utf-8"))
+    mapping = export[0]["mapping"]
+    for node, text in (("c1", "hi"), ("c2", "thanks!"), ("c3", "ok")):
+        mapping[node] = {**mapping["u1"], "id": node, "children": []}
+        mapping[node]["message"] = {
+            **mapping["u1"]["message"],
+            "content": {"content_type": "text", "parts": [text]},
+        }
+    path.write_text(json.dumps(export), encoding="utf-8")
+    assert engine.default_scope.default_namespace != "user"  # the command runs inside a project
+
+    result = run("import", str(path))
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.strip() == (
+        "imported 1 into namespace 'user', skipped 0 (already present); "
+        "left out 3 chit-chat turns (greetings, thanks, one-word replies)"
+    )
+    assert [(m.content, m.namespace) for m in engine.store.iter_all()] == [
+        ("Our kitchen cabinets are walnut.", "user")
+    ]
+    data = json.loads(run("import", str(path), "--json").stdout)
+    assert (data["namespace"], data["chit_chat"], data["skipped"]) == ("user", 3, 1)
+    elsewhere = json.loads(run("import", str(path), "--namespace", "kitchen", "--json").stdout)
+    assert (elsewhere["namespace"], elsewhere["imported"]) == ("kitchen", 1)
 
 
 KNOWLEDGE_GRAPH = (
@@ -573,7 +605,8 @@ def test_import_reports_repaired_lone_surrogates(sqlite_env: Any, tmp_path: Any)
     result = run("import", str(path))
     assert result.exit_code == 0, result.stderr
     assert result.stdout.strip() == (
-        "imported 1, skipped 0 (already present); repaired 1 lone surrogate (replaced with U+FFFD)"
+        "imported 1 into namespace 'user', skipped 0 (already present); repaired 1 lone surrogate "
+        "(replaced with U+FFFD)"
     )
     assert json.loads(run("import", str(path), "--json").stdout)["repaired"] == 1
     found = json.loads(run("list", "--json").stdout)["memories"]

@@ -147,8 +147,8 @@ def test_a_store_that_cannot_be_used_is_an_error_not_a_token_file(env: Callable[
 
 
 # -- the CLI ----------------------------------------------------------------------------------------
-def run(*args: str) -> Any:
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+def run(*args: str, env: dict[str, str] | None = None) -> Any:
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False, env=env)
 
 
 def pg_tokens(url: str) -> list[tuple[Any, ...]]:
@@ -278,3 +278,39 @@ def test_a_slow_lookup_of_an_older_version_never_answers_a_newer_one(
 
     monkeypatch.setattr(registry, "_current_version", interleaved)
     assert registry.verify(alice) is None
+
+
+# -- the person at the machine ----------------------------------------------------------------------
+@pytest.mark.parametrize("variables", [{}, {"USER": "maya"}])
+def test_token_create_without_a_name_is_for_the_user_the_cli_acts_as(
+    env: Callable[..., ServerSettings], variables: dict[str, str]
+) -> None:
+    env(**variables)
+    created = run("token", "create", "--json")
+    assert created.exit_code == 0, created.output
+    expected = variables.get("USER", "local")
+    assert json.loads(created.stdout)["user"] == expected
+    assert created.stderr == ""
+    human = run("token", "create")
+    assert human.exit_code == 0 and human.stdout.startswith("mcpm_")
+    assert human.stderr.startswith("Created token ") and f" for {expected}, kept in " in human.stderr
+    assert "another user" not in human.stderr
+
+
+def test_a_token_for_another_name_says_in_one_line_it_is_another_user(
+    env: Callable[..., ServerSettings],
+) -> None:
+    env()
+    created = run("token", "create", "maya", "--team", "core")
+    assert created.exit_code == 0, created.output
+    assert created.stdout.startswith("mcpm_") and created.stdout.count("\n") == 1  # scripts keep working
+    note = [line for line in created.stderr.splitlines() if "another user" in line]
+    assert note == [
+        "Note: this token acts as maya, another user than the CLI, stdio and hooks (local), whose private "
+        "memories it will not see; to be one user everywhere, set MCP_MEMORY_USER=maya or create "
+        "the token without a name."
+    ]
+    as_json = run("token", "create", "maya", "--json")
+    assert json.loads(as_json.stdout)["user"] == "maya" and note[0] in as_json.stderr
+    same = run("token", "create", "maya", "--json", env={"MCP_MEMORY_USER": "maya"})
+    assert same.exit_code == 0 and "another user" not in same.stderr

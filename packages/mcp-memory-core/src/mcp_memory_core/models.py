@@ -127,14 +127,16 @@ class StoreOutcome:
 class ImportOutcome:
     """What an import did: memories inserted, memories skipped because their id already existed, and
     lone surrogates the reader replaced with U+FFFD (text cut inside an emoji, which UTF-8 cannot hold),
-    how many inserted memories kept the vectors they came with instead of being embedded again, and
-    the memories refused for a NUL character (U+0000; no store keeps one), by id, each with why."""
+    how many inserted memories kept the vectors they came with instead of being embedded again, the
+    memories refused for a NUL character (U+0000; no store keeps one), by id, each with why, and the
+    conversation turns the reader left out as chit-chat (:mod:`.junk`)."""
 
     inserted: int
     skipped: int
     repaired: int = 0
     reused: int = 0  # inserted memories whose given vectors were used (not embedded again)
     refused: dict[str, str] = field(default_factory=dict)
+    chit_chat: int = 0  # turns of a chat export not imported: greetings, thanks, one-word replies
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Bearer tokens for the HTTP server: who a request comes from, and the teams they belong to.
 
-A token is shown once, when created (``mcp-memory token create USER``); only its SHA-256 is kept, in
+A token is shown once, when created (``mcp-memory token create [USER]``); only its SHA-256 is kept, in
 a :class:`TokenTable`: a small SQLite file beside the memory database by default (the server's), or
 a table in the store's own database when the store's plugin keeps one (PostgreSQL's
 ``mcp_memory.tokens``, registered through the ``mcp_memory_token_tables`` hook). Every request looks

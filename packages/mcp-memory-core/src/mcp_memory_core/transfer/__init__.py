@@ -18,7 +18,9 @@ the target namespace), so importing the same file twice inserts nothing the seco
 
 - a ChatGPT data export (``conversations.json``, or the ``.zip`` that contains it): one memory per
   user message (semantic by default: imported history is older than the episodic lifetime;
-  ``include_assistant`` adds the assistant's replies), dated when it was sent, its thread the
+  ``include_assistant`` adds the assistant's replies), chit-chat left out and counted
+  (:mod:`..junk`), in the ``user`` namespace unless one is given (:func:`default_import_namespace`),
+  dated when it was sent, its thread the
   conversation (``chatgpt:<conversation id>``). ``conversations.json`` is read one conversation at a
   time (:mod:`..json_stream`); inside a zip it may inflate to at most ``MAX_CHATGPT_JSON_BYTES``;
 - the official MCP memory server's knowledge graph (``memory.jsonl`` of
@@ -39,7 +41,7 @@ format and its reader), :mod:`.export`, :mod:`.chatgpt`, :mod:`.knowledge_graph`
 
 from .chatgpt import Inflated, parse_chatgpt_conversations
 from .export import export_memories
-from .files import FORMATS, Format, detect_format, read_memories
+from .files import FORMATS, Format, default_import_namespace, detect_format, read_memories
 from .import_file import ImportFile
 from .importing import check_records, import_chatgpt, import_knowledge_graph, import_records, refused_records
 from .knowledge_graph import parse_knowledge_graph
@@ -63,6 +65,7 @@ __all__ = [
     "Inflated",
     "check_records",
     "decode_vectors",
+    "default_import_namespace",
     "detect_format",
     "encode_vectors",
     "export_memories",

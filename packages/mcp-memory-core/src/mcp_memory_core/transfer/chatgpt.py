@@ -15,8 +15,9 @@ from typing import IO, Any, TextIO
 
 from .. import json_stream
 from ..errors import InvalidInputError
+from ..junk import is_chit_chat
 from ..models import (
-    DEFAULT_NAMESPACE,
+    USER_NAMESPACE,
     Memory,
     MemoryType,
     derived_id,
@@ -62,15 +63,18 @@ def _message_text(message: Mapping[str, Any]) -> str:
 def parse_chatgpt_conversations(
     conversations: Any,
     *,
-    namespace: str = DEFAULT_NAMESPACE,
+    namespace: str = USER_NAMESPACE,
     include_assistant: bool = False,
     memory_type: MemoryType = MemoryType.SEMANTIC,
     limits: Limits = DEFAULT_LIMITS,
 ) -> ImportFile:
     """One memory per user message with text (and per assistant reply if asked), from the
-    parsed ``conversations.json`` of a ChatGPT data export. System and tool messages, hidden messages
-    and non-text parts (images, code runs) are skipped. Ids are uuid5 of (namespace, conversation id,
-    message node id): re-importing is a no-op. A message longer than ``limits`` allows is cut."""
+    parsed ``conversations.json`` of a ChatGPT data export, in ``namespace`` (default ``user``: what a
+    person told an assistant is about them, not about a project). System and tool messages, hidden
+    messages and non-text parts (images, code runs) are skipped; chit-chat ("hi", "thanks!",
+    :func:`~..junk.is_chit_chat`) is left out and counted (``ImportFile.chit_chat``). Ids are uuid5 of
+    (namespace, conversation id, message node id): re-importing is a no-op. A message longer than
+    ``limits`` allows is cut."""
     if not isinstance(conversations, list):
         raise InvalidInputError(NOT_A_LIST)
     return _chatgpt_memories(
@@ -95,6 +99,9 @@ def _chatgpt_memories(
     roles = {"user", "assistant"} if include_assistant else {"user"}
     memories: dict[str, Memory] = {}
     origins: dict[str, str] = {}
+    chit_chat: set[tuple[str, str]] = (
+        set()
+    )  # (conversation id, message id): a conversation listed twice counts once
     for index, conversation in enumerate(conversations, start=1):
         if not isinstance(conversation, Mapping):
             raise InvalidInputError(
@@ -124,6 +131,9 @@ def _chatgpt_memories(
                 continue
             text = _message_text(message)
             if not text:
+                continue
+            if is_chit_chat(text):
+                chit_chat.add((conversation_id, str(node_id)))
                 continue
             created = _epoch(message.get("create_time")) or conversation_time
             if created is None:
@@ -156,7 +166,7 @@ def _chatgpt_memories(
             if memory.id not in memories:  # a conversation listed twice imports once
                 memories[memory.id] = memory
                 origins[memory.id] = f"conversation {index} ({title!r}), message {node}"
-    return ImportFile(list(memories.values()), origins)
+    return ImportFile(list(memories.values()), origins, chit_chat=len(chit_chat))
 
 
 def _mib(size: int) -> str:

@@ -14,6 +14,7 @@ from ..errors import InvalidInputError
 from ..models import (
     DEFAULT_NAMESPACE,
     LOCAL_USER,
+    USER_NAMESPACE,
     MemoryType,
 )
 from ..validation import (
@@ -51,6 +52,13 @@ def _first_line(handle: TextIO) -> str:
     return ""
 
 
+def default_import_namespace(format: Format) -> str | None:
+    """Where an import of ``format`` goes when no namespace is given: a chat export (what a person
+    told an assistant, about themselves) into ``user``, read from every project; ``None`` for the
+    others (the current project's; an mcp-memory export keeps each memory's own)."""
+    return USER_NAMESPACE if format == "chatgpt" else None
+
+
 def detect_format(path: Path) -> Format:
     """Guess a file's format from its first bytes: a zip or a JSON list is a ChatGPT export; JSON
     Lines with an mcp-memory header is ours; ``"type": "entity"|"relation"`` lines are a knowledge graph."""
@@ -79,7 +87,7 @@ def read_memories(
     path: Path,
     format: Format,
     *,
-    namespace: str = DEFAULT_NAMESPACE,
+    namespace: str | None = None,
     now: datetime | None = None,
     include_assistant: bool = False,
     memory_type: MemoryType | None = None,
@@ -87,13 +95,15 @@ def read_memories(
     limits: Limits = DEFAULT_LIMITS,
 ) -> ImportFile:
     """Read and validate a whole file before anything is written (a bad line late in a file must not
-    leave half an import behind; pass the importing engine's ``limits``). ``namespace`` is the target of the chatgpt and knowledge-graph
-    formats; mcp-memory records keep their own, and ``memory_type`` (default: semantic — imported
-    history is usually older than the episodic lifetime and would expire at once) applies to those
-    two formats only. ``owner`` owns what the file does not give an owner (every memory of the
+    leave half an import behind; pass the importing engine's ``limits``). ``namespace`` is the
+    target of the chatgpt and knowledge-graph formats (default: :func:`default_import_namespace`,
+    else ``default``); mcp-memory records keep their own, and ``memory_type`` (default: semantic —
+    imported history is usually older than the episodic lifetime and would expire at once) applies
+    to those two formats only. ``owner`` owns what the file does not give an owner (every memory of the
     chatgpt and knowledge-graph formats)."""
     _require_regular_file(path)
-    read = _read_memories(path, format, namespace, now, include_assistant, memory_type, owner, limits)
+    target = namespace or default_import_namespace(format) or DEFAULT_NAMESPACE
+    read = _read_memories(path, format, target, now, include_assistant, memory_type, owner, limits)
     if format == "mcp-memory":
         return read
     owned = [m if m.owner == owner else m.model_copy(update={"owner": owner}) for m in read]

@@ -24,12 +24,14 @@ ENCODING = "utf-8-sig"
 class ImportFile(Sequence[Memory]):
     """The memories read from one file, in order, with where each came from (``origins``: memory id →
     ``"line 7"`` or ``"conversation 3 ('Trip'), message m2"``), how many lone surrogates the
-    reader replaced with U+FFFD (``repaired``), and the vectors the file carried (``vectors``)."""
+    reader replaced with U+FFFD (``repaired``), the vectors the file carried (``vectors``), and how
+    many turns of a chat export it left out as chit-chat (``chit_chat``, :mod:`...junk`)."""
 
     memories: list[Memory]
     origins: dict[str, str] = field(default_factory=dict)
     repaired: int = 0
     vectors: StoredVectors | None = None  # an export's own vectors, when it carries them
+    chit_chat: int = 0
 
     def __len__(self) -> int:
         return len(self.memories)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from .. import surrogates
 from ..errors import ImportRecordError, InvalidInputError
 from ..models import (
+    USER_NAMESPACE,
     ImportOutcome,
     Memory,
 )
@@ -60,8 +61,8 @@ def import_records(
         outcome = engine.import_memories(
             memories, batch_size=batch_size, on_batch=on_batch, scope=scope, vectors=carried
         )
-    if isinstance(memories, ImportFile) and memories.repaired:
-        return replace(outcome, repaired=memories.repaired)
+    if isinstance(memories, ImportFile) and (memories.repaired or memories.chit_chat):
+        return replace(outcome, repaired=memories.repaired, chit_chat=memories.chit_chat)
     return outcome
 
 
@@ -86,11 +87,12 @@ def import_chatgpt(
     on_batch: Callable[[int], None] | None = None,
 ) -> ImportOutcome:
     """Parse a ChatGPT export (the parsed ``conversations.json``; lone surrogates are repaired and
-    counted) and import it into ``namespace`` (default: the engine's)."""
+    counted, chit-chat left out and counted) and import it into ``namespace`` (default: ``user``,
+    :func:`.files.default_import_namespace`)."""
     conversations, repaired = surrogates.repair(conversations)
     memories = parse_chatgpt_conversations(
         conversations,
-        namespace=namespace or engine.namespace,
+        namespace=namespace or USER_NAMESPACE,
         include_assistant=include_assistant,
         limits=engine.limits,
     )

@@ -13,6 +13,8 @@ from .common import emit_json, expected_errors, load_settings
 if TYPE_CHECKING:
     from mcp_memory_core.tokens import TokenRegistry
 
+    from ..runtime.settings import ServerSettings
+
 
 @click.group()
 def token() -> None:
@@ -22,23 +24,41 @@ def token() -> None:
 
 
 @contextmanager
-def _registry() -> Iterator[TokenRegistry]:
+def _registry(settings: ServerSettings | None = None) -> Iterator[TokenRegistry]:
     """Where the tokens live (as the HTTP server decides it); its errors are one line on stderr."""
     from ..runtime.assembly import token_registry
 
-    settings = load_settings()
-    with expected_errors(), token_registry(settings) as registry:
+    with expected_errors(), token_registry(settings or load_settings()) as registry:
         yield registry
 
 
+def another_user_note(token_user: str, local_user: str) -> str | None:
+    """One line when a token would act as someone else than the person at the machine, who owns what
+    stdio, the CLI and the hooks store: that token's user will not see their private memories."""
+    if token_user == local_user:
+        return None
+    return (
+        f"Note: this token acts as {token_user}, another user than the CLI, stdio and hooks "
+        f"({local_user}), whose private memories it will not see; to be one user everywhere, set "
+        f"MCP_MEMORY_USER={token_user} or create the token without a name."
+    )
+
+
 @token.command("create")
-@click.argument("user")
+@click.argument("user", required=False)
 @click.option("--team", "teams", multiple=True, help="A team the user belongs to (repeat for several).")
 @click.option("--json", "as_json", is_flag=True, help='Print JSON (the token under "token").')
-def token_create(user: str, teams: tuple[str, ...], as_json: bool) -> None:
-    """Create a token for USER and print it (once: only its hash is kept) as one line on stdout."""
-    with _registry() as registry:
-        secret, info = registry.create(user, teams)
+def token_create(user: str | None, teams: tuple[str, ...], as_json: bool) -> None:
+    """Create a token for USER and print it (once: only its hash is kept) as one line on stdout.
+
+    Without USER the token is yours: the user the CLI, the stdio server and the hooks act as
+    (MCP_MEMORY_USER, default `local`), so the web UI and HTTP clients see what they stored."""
+    settings = load_settings()
+    with _registry(settings) as registry:
+        secret, info = registry.create(user if user is not None else settings.user, teams)
+    note = another_user_note(info.user, settings.user)
+    if note:
+        click.echo(note, err=True)
     if as_json:
         emit_json(
             {
@@ -71,7 +91,7 @@ def token_list(show_all: bool, as_json: bool) -> None:
         return
     click.echo(f"Tokens in {registry.location}:", err=True)
     if not rows:
-        click.echo("No tokens. Create one with `mcp-memory token create USER`.")
+        click.echo("No tokens. Create yours with `mcp-memory token create`.")
         return
     from .display import stdout_is_terminal, table
 

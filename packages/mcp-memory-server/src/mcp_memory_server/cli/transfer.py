@@ -198,8 +198,8 @@ def _export_to_file(
 @click.option(
     "--namespace",
     default=None,
-    help="Target namespace for chatgpt and knowledge-graph imports (default: the current one). "
-    "mcp-memory exports keep each memory's own namespace.",
+    help="Target namespace for chatgpt and knowledge-graph imports (default: 'user' for chatgpt, the "
+    "current project's for a knowledge graph). mcp-memory exports keep each memory's own namespace.",
 )
 @click.option(
     "--type",
@@ -260,7 +260,13 @@ def import_command(
     if as_json:
         emit_json(summary)
         return
-    line = f"imported {summary['imported']}, skipped {summary['skipped']} (already present)"
+    where = f" into namespace {summary['namespace']!r}" if summary["namespace"] else ""
+    line = f"imported {summary['imported']}{where}, skipped {summary['skipped']} (already present)"
+    if summary["chit_chat"]:
+        plural = "" if summary["chit_chat"] == 1 else "s"
+        line += (
+            f"; left out {summary['chit_chat']} chit-chat turn{plural} (greetings, thanks, one-word replies)"
+        )
     if summary["vectors_reused"]:
         line += f"; reused the file's vectors for {summary['vectors_reused']} (not embedded again)"
     if summary["repaired"]:

@@ -58,8 +58,9 @@ class ImportResult(BaseModel):
     repaired: int  # lone surrogates replaced with U+FFFD
     vectors_reused: int  # memories whose vectors came with the file (not embedded again)
     refused: list[RefusedRecord]
+    chit_chat: int  # turns of a chat export left out: greetings, thanks, one-word replies
     format: ImportFormat
-    namespace: str | None  # None for an mcp-memory export: each memory keeps its own
+    namespace: str | None  # where they went; None for an mcp-memory export: each memory keeps its own
     file: str
 
 
@@ -114,12 +115,13 @@ def import_format(request: ImportRequest) -> ImportFormat:
 
 def prepare_import(engine: MemoryEngine, scope: Scope, request: ImportRequest) -> PreparedImport:
     """Read and validate the whole file, owned by the scope's user, in the namespace the scope lets it
-    write; refuse memories that would expire at once, and whatever the engine would refuse."""
+    write (a chat export, when none is asked for: ``user``, which the person reads from every project);
+    refuse memories that would expire at once, and whatever the engine would refuse."""
     from mcp_memory_core.models import MemoryType
-    from mcp_memory_core.transfer import check_records, read_memories
+    from mcp_memory_core.transfer import check_records, default_import_namespace, read_memories
 
     chosen = import_format(request)
-    target = scope.write_namespace(request.namespace or None)
+    target = scope.write_namespace(request.namespace or default_import_namespace(chosen))
     now = engine.clock()
     memories = read_memories(
         request.path,
@@ -192,6 +194,7 @@ def write_import(
         repaired=outcome.repaired,
         vectors_reused=outcome.reused,
         refused=[RefusedRecord(**r) for r in refused_records(prepared.memories, outcome)],
+        chit_chat=outcome.chit_chat,
         format=prepared.format,
         namespace=prepared.namespace,
         file=str(prepared.request.path),

@@ -90,7 +90,8 @@ class SqliteTokenTable:
         if not self.path.exists():
             if not create:
                 raise TokenStoreError(
-                    f"No token file at {self.path}: create a token first with `mcp-memory token create USER`."
+                    f"No token file at {self.path}: create a token first with "
+                    "`mcp-memory token create` (yours)."
                 )
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))

@@ -90,7 +90,11 @@ document.addEventListener("DOMContentLoaded", () => {
       job.dataset.state = status.state;
       if (status.state === "done") {
         const r = status.result;
-        let line = `Done: imported ${r.imported}, skipped ${r.skipped} (already present)`;
+        const where = r.namespace ? ` into namespace ${r.namespace}` : "";
+        let line = `Done: imported ${r.imported}${where}, skipped ${r.skipped} (already present)`;
+        if (r.chit_chat) {
+          line += `; left out ${r.chit_chat} chit-chat turn${r.chit_chat === 1 ? "" : "s"} (greetings, thanks, one-word replies)`;
+        }
         if (r.vectors_reused) line += `; reused ${r.vectors_reused} stored vectors`;
         if (r.repaired) line += `; repaired ${r.repaired} broken characters`;
         if (r.refused && r.refused.length) {
