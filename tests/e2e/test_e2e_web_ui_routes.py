@@ -225,3 +225,20 @@ def test_a_revoked_token_ends_its_browser_sessions_at_once(tmp_path: Path):
         done = cli(server.env, "token", "revoke", "--user", "bob")
         assert done.returncode == 0, done.stderr
         assert browser.get("/ui/").headers["location"].startswith("/ui/login")
+
+
+def test_a_memory_made_on_the_new_page_is_the_callers_own_and_the_form_needs_its_csrf_token(server):
+    with client(server) as browser:
+        assert browser.post("/ui/login", data={"token": server.tokens["bob"]}).status_code == 303
+        form = browser.get("/ui/new")
+        assert form.status_code == 200
+        fields = {"content": "bob's locker code is 2213", "tags": "locker", "namespace": "user"}
+        forged = browser.post("/ui/new", data=fields)
+        assert forged.status_code == 403 and "expired" in forged.text
+        stored = browser.post("/ui/new", data={**fields, "csrf": csrf_of(form.text)})
+        assert stored.status_code == 200 and "Stored" in stored.text, stored.text[:2000]
+        (new_id,) = memory_ids(stored.text)
+        assert "<dt>Owner</dt><dd>bob</dd>" in browser.get(f"/ui/memories/{new_id}").text
+    with client(server, "alice") as alice:  # private by default: bob's alone
+        missing_like(alice, "GET", "/ui/memories/{id}", new_id)
+        assert new_id not in memory_ids(alice.get("/ui/", params={"namespace": "*"}).text)

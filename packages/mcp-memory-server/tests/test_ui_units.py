@@ -3,6 +3,7 @@ filters a form becomes, and that the package ships its templates and static file
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -147,3 +148,42 @@ def test_the_pages_that_list_namespaces_show_the_readable_ones(ui):
             page = client.get(url)
             assert page.status_code == 200, url
             assert '<option value="user"' in page.text, url
+
+
+def test_a_memory_created_from_the_ui_shows_its_receipt_with_the_near_duplicates(ui):
+    from starlette.testclient import TestClient
+
+    app, _ = ui
+    with TestClient(app, base_url="http://127.0.0.1:8000") as client:
+        form = client.get("/ui/new")
+        assert form.status_code == 200 and 'name="content"' in form.text and 'name="namespace"' in form.text
+        csrf = form_csrf(form.text)
+        fields = {
+            "content": "Deploys go out on Fridays.",
+            "type": "semantic",
+            "tags": "ops, deploy",
+            "csrf": csrf,
+        }
+        first = client.post("/ui/new", data={**fields, "importance": "0.8", "namespace": "user"})
+        assert first.status_code == 200, first.text
+        assert "Stored" in first.text and "in namespace user" in first.text
+        new_id = routes_ids(first.text)[0]
+        page = client.get(f"/ui/memories/{new_id}").text
+        assert "Deploys go out on Fridays." in page and "#ops" in page and "0.8" in page
+        again = client.post("/ui/new", data={**fields, "namespace": "user"})
+        assert again.status_code == 200
+        assert "duplicate" in again.text and new_id in again.text  # the near-duplicate it found
+        bad = client.post("/ui/new", data={**fields, "importance": "lots"})
+        assert bad.status_code == 400 and "importance must be a number" in bad.text
+        empty = client.post("/ui/new", data={"content": "  ", "csrf": csrf})
+        assert empty.status_code == 400 and "Traceback" not in empty.text
+
+
+def routes_ids(html: str) -> list[str]:
+    return re.findall(r'href="/ui/memories/([0-9a-f-]{36})"', html)
+
+
+def form_csrf(html: str) -> str:
+    found = re.search(r'name="csrf" value="([^"]+)"', html)
+    assert found, "the page has no form with a CSRF token"
+    return found.group(1)

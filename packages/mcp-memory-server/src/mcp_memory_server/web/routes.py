@@ -38,7 +38,7 @@ from ..operations.read import search as search_memories
 from ..operations.read import stats as counted_stats
 from ..operations.transfer import ExportRequest, PreparedImport, export_memories_to, prepare_import
 from ..operations.vocabulary import MEMORY_TYPES, PRIVACY
-from ..operations.write import UpdateRequest, update
+from ..operations.write import StoreRequest, UpdateRequest, store, update
 from .auth import CSRF_FIELD, CSRF_HEADER, Caller, UiAuth
 from .imports import FORMATS, ImportJobs, import_request
 
@@ -122,6 +122,8 @@ class UiApp:
             Route("/login", self.login, methods=["GET", "POST"]),
             Route("/logout", page(self.logout, write=True), methods=["POST"]),
             Route("/search", page(self.search), methods=["GET"]),
+            Route("/new", page(self.new_form), methods=["GET"]),
+            Route("/new", page(self.create, write=True), methods=["POST"]),
             Route("/memories/{memory_id}", page(self.memory), methods=["GET"]),
             Route("/memories/{memory_id}/edit", page(self.edit, write=True), methods=["POST"]),
             Route("/memories/{memory_id}/pin", page(self.pin, write=True), methods=["POST"]),
@@ -334,6 +336,21 @@ class UiApp:
         data = await self.scoped(caller, do)
         return self.render(request, caller, "memory.html", title="Memory", nav="browse", m=data)
 
+    async def new_form(self, request: Request, caller: Caller) -> Response:
+        choices = await self.scoped(caller, _write_choices)
+        return self.render(request, caller, "new.html", title="New memory", nav="new", **choices)
+
+    async def create(self, request: Request, caller: Caller) -> Response:
+        """Store the form's memory and show its receipt (with the near-duplicates the store found)
+        beside the form again, ready for the next one."""
+        new = _new(await request.form(max_files=0))
+
+        def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
+            return {"receipt": store(engine, scope, new).full(), **_write_choices(engine, scope)}
+
+        data = await self.scoped(caller, do)
+        return self.render(request, caller, "new.html", title="Stored", nav="new", **data)
+
     async def edit(self, request: Request, caller: Caller) -> Response:
         change = _change(request.path_params["memory_id"], await request.form(max_files=0))
 
@@ -523,27 +540,56 @@ def _filters(chosen: dict[str, str]) -> FilterRequest:
     )
 
 
+def _importance(form: Any) -> float | None:
+    """The form's importance: empty is None (the default, or the old value)."""
+    raw = str(form.get("importance", "")).strip()
+    try:
+        return float(raw) if raw else None
+    except ValueError:
+        raise PageError(400, f"importance must be a number from 0 to 1; got {raw!r}.") from None
+
+
+def _tags(form: Any) -> list[str]:
+    return [t.strip() for t in str(form.get("tags", "")).split(",") if t.strip()]
+
+
+def _chosen(form: Any, name: str) -> str | None:
+    """A select or text field; empty is None (the default, or the old value)."""
+    return str(form.get(name, "")).strip() or None
+
+
 def _change(memory_id: str, form: Any) -> UpdateRequest:
     """The edit form as an update: tags comma-separated; an empty type, privacy or importance keeps
     the old value."""
-    raw_importance = str(form.get("importance", "")).strip()
-    try:
-        importance = float(raw_importance) if raw_importance else None
-    except ValueError:
-        raise PageError(400, f"importance must be a number from 0 to 1; got {raw_importance!r}.") from None
-    tags = [t.strip() for t in str(form.get("tags", "")).split(",") if t.strip()]
-
-    def chosen(name: str) -> str | None:  # empty: keep the old value
-        return str(form.get(name, "")) or None
-
     return UpdateRequest(
         id=memory_id,
         content=str(form.get("content", "")),
-        type=chosen("type"),
-        tags=tags,
-        importance=importance,
-        privacy_scope=chosen("privacy_scope"),
+        type=_chosen(form, "type"),
+        tags=_tags(form),
+        importance=_importance(form),
+        privacy_scope=_chosen(form, "privacy_scope"),
     )
+
+
+def _new(form: Any) -> StoreRequest:
+    """The new-memory form as a store: an empty field is the engine's default (the namespace: the
+    scope's own)."""
+    return StoreRequest(
+        content=str(form.get("content", "")),
+        type=_chosen(form, "type"),
+        tags=_tags(form) or None,
+        importance=_importance(form),
+        privacy_scope=_chosen(form, "privacy_scope"),
+        namespace=_chosen(form, "namespace"),
+    )
+
+
+def _write_choices(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
+    """Where the new-memory form offers to store: the scope's default namespace first, then the
+    others it may write that hold memories (any other name may be typed; the Scope decides)."""
+    offered = scope.writable if scope.writable is not None else namespaces(engine, scope).counts
+    others = sorted(n for n in offered if n != scope.default_namespace)
+    return {"default": scope.default_namespace, "writable": others}
 
 
 def _store_bytes(location: str) -> int | None:
