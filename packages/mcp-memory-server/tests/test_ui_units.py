@@ -187,3 +187,29 @@ def form_csrf(html: str) -> str:
     found = re.search(r'name="csrf" value="([^"]+)"', html)
     assert found, "the page has no form with a CSRF token"
     return found.group(1)
+
+
+def test_bulk_delete_deletes_the_selected_memories_and_says_which_could_not_be(ui):
+    from starlette.testclient import TestClient
+
+    from mcp_memory_server.operations.write import StoreRequest, store
+
+    app, ui_app = ui
+    engine = ui_app.service.engine()
+    ids = [
+        store(engine, engine.default_scope, StoreRequest(content=text, namespace="user")).id
+        for text in ("Prefers tabs.", "Drinks oolong.", "Lives in Lyon.")
+    ]
+    missing = "00000000-0000-4000-8000-000000000000"
+    with TestClient(app, base_url="http://127.0.0.1:8000") as client:
+        listing = client.get("/ui/", params={"namespace": "user"})
+        assert 'name="id"' in listing.text and 'action="/ui/delete"' in listing.text
+        picked = {"id": [ids[0], ids[1], missing], "csrf": form_csrf(listing.text)}
+        done = client.post("/ui/delete", data=picked)
+        assert done.status_code == 200, done.text
+        text = " ".join(done.text.split())
+        assert "Deleted 2 memories." in text and "Could not delete 1:" in text and missing in text
+        left = client.get("/ui/", params={"namespace": "user"}).text
+        assert "Lives in Lyon." in left and "Prefers tabs." not in left and "Drinks oolong." not in left
+        nothing = client.post("/ui/delete", data={"csrf": form_csrf(listing.text)})
+        assert nothing.status_code == 400 and "Select" in nothing.text

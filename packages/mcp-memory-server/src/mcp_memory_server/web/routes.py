@@ -38,7 +38,7 @@ from ..operations.read import search as search_memories
 from ..operations.read import stats as counted_stats
 from ..operations.transfer import ExportRequest, PreparedImport, export_memories_to, prepare_import
 from ..operations.vocabulary import MEMORY_TYPES, PRIVACY
-from ..operations.write import StoreRequest, UpdateRequest, store, update
+from ..operations.write import StoreRequest, UpdateRequest, delete_many, store, update
 from .auth import CSRF_FIELD, CSRF_HEADER, Caller, UiAuth
 from .imports import FORMATS, ImportJobs, import_request
 
@@ -124,6 +124,7 @@ class UiApp:
             Route("/search", page(self.search), methods=["GET"]),
             Route("/new", page(self.new_form), methods=["GET"]),
             Route("/new", page(self.create, write=True), methods=["POST"]),
+            Route("/delete", page(self.delete_selected, write=True, fields=PAGE_SIZE + 1), methods=["POST"]),
             Route("/memories/{memory_id}", page(self.memory), methods=["GET"]),
             Route("/memories/{memory_id}/edit", page(self.edit, write=True), methods=["POST"]),
             Route("/memories/{memory_id}/pin", page(self.pin, write=True), methods=["POST"]),
@@ -139,9 +140,12 @@ class UiApp:
             Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
         ]
 
-    def page(self, handler: Handler, *, write: bool = False) -> Callable[[Request], Awaitable[Response]]:
-        """Host/Origin checks, then the caller (or the login page), the CSRF token of a write, then
-        ``handler``; a PageError or an engine refusal becomes an error page with its status."""
+    def page(
+        self, handler: Handler, *, write: bool = False, fields: int = 20
+    ) -> Callable[[Request], Awaitable[Response]]:
+        """Host/Origin checks, then the caller (or the login page), the CSRF token of a write (a form
+        of at most ``fields`` fields), then ``handler``; a PageError or an engine refusal becomes an
+        error page with its status."""
 
         async def endpoint(request: Request) -> Response:
             refused = await self.auth.check_request(request)
@@ -158,7 +162,7 @@ class UiApp:
                 request = Request(request.scope, _capped(request.receive, MAX_UPLOAD_BYTES))
                 # parsed once here (Starlette keeps it for the handler); never a token from the URL
                 try:
-                    form = await request.form(max_files=1 if _is_multipart(request) else 0, max_fields=20)
+                    form = await request.form(max_files=1 if _is_multipart(request) else 0, max_fields=fields)
                 except BodyTooLarge:
                     return self.error(request, caller, 413, too_large)
                 submitted = request.headers.get(CSRF_HEADER) or str(form.get(CSRF_FIELD, ""))
@@ -371,6 +375,17 @@ class UiApp:
         memory_id = request.path_params["memory_id"]
         await self.scoped(caller, lambda engine, scope: engine.delete_memory(memory_id, scope=scope))
         return _back(memory_id, "deleted")
+
+    async def delete_selected(self, request: Request, caller: Caller) -> Response:
+        """Delete the memories ticked on a list page (one POST); the page says how many were deleted
+        and which could not be, and why."""
+        ids = [str(v).strip() for v in (await request.form(max_files=0)).getlist("id") if str(v).strip()]
+        if not ids:
+            raise PageError(400, "Select the memories to delete first.")
+        receipt = await self.scoped(caller, lambda engine, scope: delete_many(engine, scope, ids))
+        return self.render(
+            request, caller, "deleted.html", title="Deleted", nav="browse", r=receipt.model_dump()
+        )
 
     async def restore(self, request: Request, caller: Caller) -> Response:
         memory_id = request.path_params["memory_id"]
