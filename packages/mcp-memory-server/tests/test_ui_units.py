@@ -213,3 +213,32 @@ def test_bulk_delete_deletes_the_selected_memories_and_says_which_could_not_be(u
         assert "Lives in Lyon." in left and "Prefers tabs." not in left and "Drinks oolong." not in left
         nothing = client.post("/ui/delete", data={"csrf": form_csrf(listing.text)})
         assert nothing.status_code == 400 and "Select" in nothing.text
+
+
+def test_the_list_pages_are_numbered_and_previous_returns_to_the_same_memories(ui, monkeypatch):
+    from starlette.testclient import TestClient
+
+    from mcp_memory_server.operations.write import StoreRequest, store
+
+    monkeypatch.setattr(routes, "PAGE_SIZE", 2)
+    app, ui_app = ui
+    engine = ui_app.service.engine()
+    for n in range(5):
+        store(engine, engine.default_scope, StoreRequest(content=f"Fact number {n}.", namespace="user"))
+
+    def visit(client: TestClient, url: str) -> tuple[str, list[str], dict[str, str]]:
+        html = client.get(url.replace("&amp;", "&")).text
+        links = dict(re.findall(r'href="([^"]+)" rel="(next|prev)"', html))
+        number = re.search(r"Page (\d+ of \d+)", html)
+        assert number, html
+        return number.group(1), routes_ids(html), {rel: href for href, rel in links.items()}
+
+    with TestClient(app, base_url="http://127.0.0.1:8000") as client:
+        first, ids1, links = visit(client, "/ui/?namespace=user")
+        assert first == "1 of 3" and len(ids1) == 2 and "prev" not in links
+        second, ids2, links2 = visit(client, links["next"])
+        assert second == "2 of 3" and len(ids2) == 2 and not set(ids1) & set(ids2)
+        third, ids3, links3 = visit(client, links2["next"])
+        assert third == "3 of 3" and len(ids3) == 1 and "next" not in links3
+        assert visit(client, links3["prev"])[:2] == ("2 of 3", ids2)
+        assert visit(client, links2["prev"])[:2] == ("1 of 3", ids1)

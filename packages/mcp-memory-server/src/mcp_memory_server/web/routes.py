@@ -18,6 +18,7 @@ import os
 import tempfile
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -265,16 +266,13 @@ class UiApp:
     async def browse(self, request: Request, caller: Caller) -> Response:
         query = request.query_params
         chosen = _filter_values(query)
-        cursor = query.get("cursor") or None
+        paging = Paging.of(query)
 
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
-            page = list_page(engine, scope, ListRequest(limit=PAGE_SIZE, cursor=cursor, **_read(chosen)))
-            return {**page.full(), **_form_choices(engine, scope)}
+            request = ListRequest(limit=PAGE_SIZE, cursor=paging.cursor, **_read(chosen))
+            return {**list_page(engine, scope, request).full(), **_form_choices(engine, scope)}
 
         data = await self.scoped(caller, do)
-        next_url = None
-        if data["next_cursor"]:
-            next_url = f"{PREFIX}/?" + urlencode({**_query_dict(query), "cursor": data["next_cursor"]})
         return self.render(
             request,
             caller,
@@ -282,8 +280,10 @@ class UiApp:
             title="Memories",
             nav="browse",
             chosen=chosen,
-            next_url=next_url,
-            paged=cursor is not None,
+            page_number=paging.number,
+            pages=max(paging.number, -(-data["total"] // PAGE_SIZE)),
+            next_url=paging.next_url(query, data["next_cursor"]),
+            prev_url=paging.prev_url(query),
             **data,
         )
 
@@ -484,6 +484,42 @@ class UiApp:
 
 
 # -- helpers ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Paging:
+    """Where a list page is: its ``cursor`` (None: the first page) and the ``trail`` of the cursors
+    of the pages before it, carried in the URL, so that the store's forward-only cursors give page
+    numbers and a previous page (page N has N - 1 pages before it: the first and the trail)."""
+
+    cursor: str | None
+    trail: tuple[str, ...]
+
+    @classmethod
+    def of(cls, query: Any) -> Paging:
+        cursor = query.get("cursor") or None
+        trail = tuple(c for c in str(query.get("trail", "")).split(",") if c) if cursor else ()
+        return cls(cursor, trail)
+
+    @property
+    def number(self) -> int:
+        return 1 if self.cursor is None else len(self.trail) + 2
+
+    def next_url(self, query: Any, next_cursor: str | None) -> str | None:
+        if not next_cursor:
+            return None
+        trail = (*self.trail, self.cursor) if self.cursor else ()
+        return _list_url(query, next_cursor, trail)
+
+    def prev_url(self, query: Any) -> str | None:
+        if self.cursor is None:
+            return None
+        return _list_url(query, self.trail[-1] if self.trail else None, self.trail[:-1])
+
+
+def _list_url(query: Any, cursor: str | None, trail: tuple[str, ...]) -> str:
+    paging = {"cursor": cursor, "trail": ",".join(trail)} if cursor else {}
+    return f"{PREFIX}/?" + urlencode({**_query_dict(query), **{k: v for k, v in paging.items() if v}})
+
+
 class BodyTooLarge(Exception):
     """A request body went past its cap while it was being read."""
 
@@ -520,7 +556,7 @@ def _safe_next(value: str | None) -> str:
 
 
 def _query_dict(query: Any) -> dict[str, str]:
-    return {k: v for k, v in query.items() if k not in ("cursor", "done") and v}
+    return {k: v for k, v in query.items() if k not in ("cursor", "trail", "done") and v}
 
 
 def _filter_values(query: Any) -> dict[str, str]:
