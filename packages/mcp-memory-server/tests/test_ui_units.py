@@ -242,3 +242,23 @@ def test_the_list_pages_are_numbered_and_previous_returns_to_the_same_memories(u
         assert third == "3 of 3" and len(ids3) == 1 and "next" not in links3
         assert visit(client, links3["prev"])[:2] == ("2 of 3", ids2)
         assert visit(client, links2["prev"])[:2] == ("1 of 3", ids1)
+
+
+def test_each_search_result_says_in_one_line_why_it_was_found(ui):
+    from starlette.testclient import TestClient
+
+    from mcp_memory_server.operations.read import SearchRequest, search
+    from mcp_memory_server.operations.write import StoreRequest, store
+
+    app, ui_app = ui
+    engine = ui_app.service.engine()
+    store(engine, engine.default_scope, StoreRequest(content="Deploys go out on Fridays.", namespace="user"))
+    (hit,) = search(engine, engine.default_scope, SearchRequest(query="deploys fridays", limit=5)).hits
+    with TestClient(app, base_url="http://127.0.0.1:8000") as client:
+        page = client.get("/ui/search", params={"q": "deploys fridays"}).text  # not "Explain scores"
+    why = re.findall(r'<p class="why"[^>]*>(.*?)</p>', page, re.S)
+    assert len(why) == 1, page
+    line = " ".join(why[0].split())
+    assert line.startswith("Why: ") and f"similarity {hit.similarity:.3f}" in line
+    for name, value in hit.parts.items():
+        assert f"{name} {value:.3f}" in line
