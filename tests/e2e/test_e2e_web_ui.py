@@ -233,13 +233,13 @@ def test_keyboard_focus_is_visible_and_in_order(page, server):
     log_in(page, server, "alice")
     page.goto(f"{server.ui}/stats")  # a page without autofocus: Tab starts at the top
     order = []
-    for _ in range(9):
+    for _ in range(10):
         page.keyboard.press("Tab")
         order.append(
             page.evaluate("() => document.activeElement.textContent.trim() || document.activeElement.id")
         )
-    menu = ["Browse", "New", "Search", "Import", "Export", "Stats"]
-    assert order[:8] == ["Skip to content", "mcp-memory", *menu]
+    menu = ["Browse", "New", "Search", "Tags", "Import", "Export", "Stats"]
+    assert order[:9] == ["Skip to content", "mcp-memory", *menu]
     outline = page.evaluate("() => getComputedStyle(document.activeElement).outlineStyle")
     assert outline not in ("", "none")
     page.reload()

@@ -239,9 +239,11 @@ def test_a_memory_made_on_the_new_page_is_the_callers_own_and_the_form_needs_its
         assert stored.status_code == 200 and "Stored" in stored.text, stored.text[:2000]
         (new_id,) = memory_ids(stored.text)
         assert "<dt>Owner</dt><dd>bob</dd>" in browser.get(f"/ui/memories/{new_id}").text
+        assert "#locker</a>" in browser.get("/ui/tags").text
     with client(server, "alice") as alice:  # private by default: bob's alone
         missing_like(alice, "GET", "/ui/memories/{id}", new_id)
         assert new_id not in memory_ids(alice.get("/ui/", params={"namespace": "*"}).text)
+        assert "locker" not in alice.get("/ui/tags").text
 
 
 def test_bulk_delete_only_deletes_the_callers_own_and_names_the_others_like_missing_ids(server, alices):

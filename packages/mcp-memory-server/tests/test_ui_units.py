@@ -262,3 +262,23 @@ def test_each_search_result_says_in_one_line_why_it_was_found(ui):
     assert line.startswith("Why: ") and f"similarity {hit.similarity:.3f}" in line
     for name, value in hit.parts.items():
         assert f"{name} {value:.3f}" in line
+
+
+def test_the_tag_page_counts_each_tag_and_links_to_the_filtered_list(ui):
+    from starlette.testclient import TestClient
+
+    from mcp_memory_server.operations.write import StoreRequest, store
+
+    app, ui_app = ui
+    engine = ui_app.service.engine()
+    for text, tags in (("Deploys on Fridays.", ["ops"]), ("Pager is on.", ["ops", "on-call"]), ("Tea.", [])):
+        store(engine, engine.default_scope, StoreRequest(content=text, tags=tags, namespace="user"))
+    with TestClient(app, base_url="http://127.0.0.1:8000") as client:
+        page = client.get("/ui/tags")
+        assert page.status_code == 200
+        found = re.findall(
+            r'<a href="([^"]+)"[^>]*>#([^<]+)</a>\s*<span class="count">(\d+)</span>', page.text
+        )
+        assert [(tag, count) for _, tag, count in found] == [("ops", "2"), ("on-call", "1")]
+        listed = client.get(found[0][0].replace("&amp;", "&")).text
+        assert "Deploys on Fridays." in listed and "Pager is on." in listed and "Tea." not in listed

@@ -272,6 +272,12 @@ class MemoryEngine(EngineBasis):
         """Current memories this scope may read (home namespaces by default, ``"*"``: all readable)."""
         return self.reads.count(namespace, self.scope_of(scope))
 
+    def tag_counts(self, namespace: str | None = None, *, scope: Scope | None = None) -> dict[str, int]:
+        """How many current memories (chain heads, no tombstones, nothing expired) carry each tag,
+        among those this scope may read: in its home namespaces by default, ``"*"``: every readable
+        one. Reads every such memory, a chunk at a time: a cost in proportion to the store."""
+        return self.reads.tag_counts(namespace, self.scope_of(scope))
+
     def list_namespaces(self, *, scope: Scope | None = None) -> dict[str, int]:
         """Every namespace holding memories this scope may read, with how many of them are current.
         Namespaces holding only other users' private memories are not shown."""

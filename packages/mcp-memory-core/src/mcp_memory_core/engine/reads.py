@@ -4,12 +4,13 @@ and what an export reads (one's own memories and their vectors)."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
 from ..errors import InvalidInputError, MemoryNotFoundError
-from ..filters import Filters
+from ..filters import NO_FILTERS, Filters
 from ..models import Memory, MemoryFilter, MemoryView, Page
 from ..protocols import StoredVectors, Vector, VectorReading
 from ..scope import ALL_NAMESPACES, Scope
@@ -148,6 +149,20 @@ class Reads:
             if len(rows) < wanted:
                 return page, False, False
             after = (page[-1].created_at, page[-1].id)
+
+    def tag_counts(self, namespace: str | None, scope: Scope) -> dict[str, int]:
+        basis = self._basis
+        namespaces = scope.read_namespaces(namespace)
+        basis.ready()
+        self._maintenance.sweep()  # as a list: nothing expired is counted
+        where = basis.scoped(NO_FILTERS.where(None, include_superseded=False), scope, namespaces)
+        counts: Counter[str] = Counter()
+        after: tuple[datetime, str] | None = None
+        while rows := basis.store.list(where, LIST_CHUNK, after):
+            for memory in rows:
+                counts.update(memory.tags)
+            after = (rows[-1].created_at, rows[-1].id)
+        return dict(counts)
 
     def count(self, namespace: str | None, scope: Scope) -> int:
         where = self._basis.read_filter(scope, namespace, include_superseded=False)

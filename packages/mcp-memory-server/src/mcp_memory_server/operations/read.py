@@ -1,5 +1,5 @@
 """Reading, once for the MCP tools and resources, the CLI and the web UI: searching, listing, one
-memory by id, the namespaces and the statistics.
+memory by id, the namespaces, the tags and the statistics.
 
 A surface turns its input into a :class:`SearchRequest`, a :class:`ListRequest` (their filters a
 :class:`~.filters.FilterRequest`) or a :class:`GetRequest` and renders what comes back: the typed
@@ -121,6 +121,13 @@ def namespaces(engine: MemoryEngine, scope: Scope) -> Namespaces:
         default=scope.default_namespace,
         home=list(scope.home_namespaces),
     )
+
+
+def tags(engine: MemoryEngine, scope: Scope, namespace: str | None = None) -> list[tuple[str, int]]:
+    """Each tag with how many current memories the scope may read carry it (in ``namespace``: the
+    home namespaces by default, ``"*"``: every readable one), the most used first."""
+    counts = engine.tag_counts(namespace, scope=scope)
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
 
 def stats(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:

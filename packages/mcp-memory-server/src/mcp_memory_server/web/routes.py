@@ -34,7 +34,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import Message, Receive
 
 from ..operations.filters import FilterRequest, day_after
-from ..operations.read import GetRequest, ListRequest, SearchRequest, get, list_page, namespaces
+from ..operations.read import GetRequest, ListRequest, SearchRequest, get, list_page, namespaces, tags
 from ..operations.read import search as search_memories
 from ..operations.read import stats as counted_stats
 from ..operations.transfer import ExportRequest, PreparedImport, export_memories_to, prepare_import
@@ -137,6 +137,7 @@ class UiApp:
             Route("/import/{job_id}/status", page(self.import_status), methods=["GET"]),
             Route("/export", page(self.export_form), methods=["GET"]),
             Route("/export/download", page(self.export_download), methods=["GET"]),
+            Route("/tags", page(self.tags), methods=["GET"]),
             Route("/stats", page(self.stats), methods=["GET"]),
             Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
         ]
@@ -471,6 +472,18 @@ class UiApp:
             media_type="application/x-ndjson",
             headers={"Content-Disposition": f'attachment; filename="{name}"'},
         )
+
+    # -- tags and stats --------------------------------------------------------------------------
+    async def tags(self, request: Request, caller: Caller) -> Response:
+        """Every tag of the memories the caller may read in a namespace (default: all of them), with
+        its count, each linking to the list filtered by it."""
+        chosen = request.query_params.get("namespace", "").strip() or "*"
+
+        def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
+            return {"counted": tags(engine, scope, chosen), **_form_choices(engine, scope)}
+
+        data = await self.scoped(caller, do)
+        return self.render(request, caller, "tags.html", title="Tags", nav="tags", chosen=chosen, **data)
 
     # -- stats -----------------------------------------------------------------------------------
     async def stats(self, request: Request, caller: Caller) -> Response:
