@@ -282,3 +282,34 @@ def test_the_tag_page_counts_each_tag_and_links_to_the_filtered_list(ui):
         assert [(tag, count) for _, tag, count in found] == [("ops", "2"), ("on-call", "1")]
         listed = client.get(found[0][0].replace("&amp;", "&")).text
         assert "Deploys on Fridays." in listed and "Pager is on." in listed and "Tea." not in listed
+
+
+def test_the_list_sorts_by_newest_oldest_or_importance_and_pages_in_that_order(ui, monkeypatch):
+    from starlette.testclient import TestClient
+
+    from mcp_memory_server.operations.write import StoreRequest, store
+
+    monkeypatch.setattr(routes, "PAGE_SIZE", 2)
+    app, ui_app = ui
+    engine = ui_app.service.engine()
+    ids = [
+        store(
+            engine, engine.default_scope, StoreRequest(content=f"Fact {n}.", importance=imp, namespace="user")
+        ).id
+        for n, imp in enumerate([0.2, 0.9, 0.5])
+    ]
+
+    def listed(client: TestClient, sort: str) -> list[str]:
+        page = client.get("/ui/", params={"namespace": "user", "sort": sort}).text
+        assert f'<option value="{sort}" selected>' in page
+        found = routes_ids(page)
+        following = re.search(r'href="([^"]+)" rel="next"', page)
+        assert following, page
+        return found + routes_ids(client.get(following.group(1).replace("&amp;", "&")).text)
+
+    with TestClient(app, base_url="http://127.0.0.1:8000") as client:
+        assert listed(client, "newest") == ids[::-1]
+        assert listed(client, "oldest") == ids
+        assert listed(client, "importance") == [ids[1], ids[2], ids[0]]
+        bad = client.get("/ui/", params={"sort": "random"})
+        assert bad.status_code == 400 and "order must be one of newest, oldest, importance" in bad.text

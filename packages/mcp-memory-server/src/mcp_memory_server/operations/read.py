@@ -39,9 +39,11 @@ class SearchRequest(_Read):
 
 
 class ListRequest(_Read):
-    """One page of current memories, newest first, after ``cursor`` (a previous page's next_cursor)."""
+    """One page of current memories in ``order`` (newest first, oldest first, or by importance),
+    after ``cursor`` (a previous page's next_cursor, of the same order)."""
 
     cursor: str | None = None
+    order: str = "newest"
 
 
 def search(engine: MemoryEngine, scope: Scope, request: SearchRequest) -> SearchResult:
@@ -81,6 +83,7 @@ def list_page(
         scope=scope,
         measure=(lambda memory: measure(record(memory))) if measure is not None else None,
         page_limit=page_limit,
+        order=request.order,
     )
     for memory in page.memories:
         record(memory)

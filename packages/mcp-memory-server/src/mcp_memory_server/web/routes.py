@@ -60,6 +60,8 @@ MAX_UPLOAD_MB = 256
 MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 1024 * 1024
 MAX_LOGIN_BYTES = 64 * 1024
 STATIC_DIR = Path(__file__).parent / "static"
+# How the list page sorts: the engine's orders, as the form names them
+ORDERS = {"newest": "Newest first", "oldest": "Oldest first", "importance": "Most important first"}
 # What a redirect may announce on the next page: fixed texts, never text taken from the URL.
 NOTICES = {
     "updated": "Saved: a new version of the memory was created.",
@@ -92,7 +94,7 @@ def _templates() -> Environment:
     env.filters["when"] = _when
     env.filters["pretty_json"] = lambda value: json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
     # the words the forms offer, the same on every page
-    env.globals.update(types=MEMORY_TYPES, privacy=PRIVACY, formats=FORMATS)
+    env.globals.update(types=MEMORY_TYPES, privacy=PRIVACY, formats=FORMATS, orders=ORDERS)
     return env
 
 
@@ -268,9 +270,10 @@ class UiApp:
         query = request.query_params
         chosen = _filter_values(query)
         paging = Paging.of(query)
+        order = query.get("sort", "").strip() or "newest"
 
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
-            request = ListRequest(limit=PAGE_SIZE, cursor=paging.cursor, **_read(chosen))
+            request = ListRequest(limit=PAGE_SIZE, cursor=paging.cursor, order=order, **_read(chosen))
             return {**list_page(engine, scope, request).full(), **_form_choices(engine, scope)}
 
         data = await self.scoped(caller, do)
@@ -281,6 +284,7 @@ class UiApp:
             title="Memories",
             nav="browse",
             chosen=chosen,
+            sort=order,
             page_number=paging.number,
             pages=max(paging.number, -(-data["total"] // PAGE_SIZE)),
             next_url=paging.next_url(query, data["next_cursor"]),
