@@ -263,7 +263,7 @@ def test_usable_at_phone_width(browser, server, shots, tmp_path):
     page = context.new_page()
     try:
         log_in(page, server, "alice")
-        for path in ("/", "/search?q=tea&explain=1", "/import", "/stats"):
+        for path in ("/", "/search?q=tea&explain=1", "/new", "/tags", "/import", "/stats"):
             page.goto(f"{server.ui}{path}")
             width = page.evaluate("() => document.documentElement.scrollWidth")
             assert width <= 390, f"{path} scrolls sideways at 390 px ({width} px wide)"
