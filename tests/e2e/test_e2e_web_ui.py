@@ -237,12 +237,13 @@ def test_keyboard_focus_is_visible_and_in_order(page, server):
     log_in(page, server, "alice")
     page.goto(f"{server.ui}/stats")  # a page without autofocus: Tab starts at the top
     order = []
-    for _ in range(8):
+    for _ in range(10):
         page.keyboard.press("Tab")
         order.append(
             page.evaluate("() => document.activeElement.textContent.trim() || document.activeElement.id")
         )
-    assert order[:7] == ["Skip to content", "mcp-memory", "Browse", "Search", "Import", "Export", "Stats"]
+    menu = ["Browse", "New", "Search", "Tags", "Import", "Export", "Stats"]
+    assert order[:9] == ["Skip to content", "mcp-memory", *menu]
     outline = page.evaluate("() => getComputedStyle(document.activeElement).outlineStyle")
     assert outline not in ("", "none")
     page.reload()
@@ -266,7 +267,7 @@ def test_usable_at_phone_width(browser, server, shots, tmp_path):
     page = context.new_page()
     try:
         log_in(page, server, "alice")
-        for path in ("/", "/search?q=tea&explain=1", "/import", "/stats"):
+        for path in ("/", "/search?q=tea&explain=1", "/new", "/tags", "/import", "/stats"):
             page.goto(f"{server.ui}{path}")
             width = page.evaluate("() => document.documentElement.scrollWidth")
             assert width <= 390, f"{path} scrolls sideways at 390 px ({width} px wide)"
@@ -341,3 +342,41 @@ def test_mcp_memory_ui_serves_the_local_user_on_loopback_and_opens_the_browser(b
         proc.terminate()
         proc.wait(timeout=15)
     assert proc.stdout is not None and proc.stdout.read() == b""
+
+
+def test_new_memory_local_times_and_bulk_delete_in_the_browser(browser, server):
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    context = browser.new_context(viewport={"width": 1100, "height": 800}, timezone_id="Asia/Kolkata")
+    context.set_default_timeout(20_000)
+    page = context.new_page()
+    blocked: list[str] = []
+    page.on("console", lambda m: blocked.append(m.text) if "Content Security Policy" in m.text else None)
+    log_in(page, server, "carol")
+    page.get_by_role("link", name="New", exact=True).click()
+    page.get_by_label("Content").fill("carol waters the plants on mondays")
+    page.get_by_label("Tags").fill("plants, home")
+    page.get_by_role("button", name="Store").click()
+    assert page.get_by_test_id("receipt").inner_text().startswith("Stored")
+    page.get_by_role("link", name="Open the new memory").click()
+    page.wait_for_url(re.compile(r".*/ui/memories/[\w-]+$"))
+    memory_id = page.url.rsplit("/", 1)[-1]
+
+    response = page.reload()  # the time elements, converted by our own script under the strict CSP
+    assert "script-src 'self'" in response.headers["content-security-policy"]
+    assert page.locator("script:not([src])").count() == 0
+    created = page.locator("time").first
+    exact = created.get_attribute("datetime")
+    local = datetime.fromisoformat(exact).astimezone(ZoneInfo("Asia/Kolkata"))
+    assert created.inner_text() == local.strftime("%Y-%m-%d %H:%M")
+    assert created.get_attribute("title").endswith("UTC")  # the server's UTC text, on hover
+
+    page.goto(f"{server.ui}/")
+    page.locator(f"#pick-{memory_id}").check()
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Delete selected").click()
+    page.wait_for_url(f"{server.ui}/delete")
+    assert "Deleted 1 memory." in page.get_by_test_id("bulk-result").inner_text()
+    assert blocked == []
+    context.close()

@@ -225,3 +225,44 @@ def test_a_revoked_token_ends_its_browser_sessions_at_once(tmp_path: Path):
         done = cli(server.env, "token", "revoke", "--user", "bob")
         assert done.returncode == 0, done.stderr
         assert browser.get("/ui/").headers["location"].startswith("/ui/login")
+
+
+def test_a_memory_made_on_the_new_page_is_the_callers_own_and_the_form_needs_its_csrf_token(server):
+    with client(server) as browser:
+        assert browser.post("/ui/login", data={"token": server.tokens["bob"]}).status_code == 303
+        form = browser.get("/ui/new")
+        assert form.status_code == 200
+        fields = {"content": "bob's locker code is 2213", "tags": "locker", "namespace": "user"}
+        forged = browser.post("/ui/new", data=fields)
+        assert forged.status_code == 403 and "expired" in forged.text
+        stored = browser.post("/ui/new", data={**fields, "csrf": csrf_of(form.text)})
+        assert stored.status_code == 200 and "Stored" in stored.text, stored.text[:2000]
+        (new_id,) = memory_ids(stored.text)
+        assert "<dt>Owner</dt><dd>bob</dd>" in browser.get(f"/ui/memories/{new_id}").text
+        assert "#locker</a>" in browser.get("/ui/tags").text
+    with client(server, "alice") as alice:  # private by default: bob's alone
+        missing_like(alice, "GET", "/ui/memories/{id}", new_id)
+        assert new_id not in memory_ids(alice.get("/ui/", params={"namespace": "*"}).text)
+        assert "locker" not in alice.get("/ui/tags").text
+
+
+def test_bulk_delete_only_deletes_the_callers_own_and_names_the_others_like_missing_ids(server, alices):
+    with client(server, "bob") as bob:
+        mine = bob.post("/ui/new", data={"content": "bob parks on level 3"})  # a bearer: no CSRF token
+        (own,) = memory_ids(mine.text)
+        picked = [own, alices["team"], alices["private"], MISSING]
+        done = bob.post("/ui/delete", data={"id": picked})
+        assert done.status_code == 200, done.text[:2000]
+        text = " ".join(done.text.split())
+        assert "Deleted 1 memory." in text and "Could not delete 3:" in text
+        assert "belongs to another user" in text  # the team memory: readable, not bob's
+        private, missing = (text.split(f"<code>{i}</code>: ")[1].split("</li>")[0] for i in picked[2:])
+        assert private.replace(alices["private"], "ID") == missing.replace(MISSING, "ID")
+        assert status_of(bob.get(f"/ui/memories/{own}").text) == "deleted"
+    with client(server, "alice") as alice:  # nothing of hers changed
+        for kind in ("team", "private"):
+            assert status_of(alice.get(f"/ui/memories/{alices[kind]}").text) == "current"
+    with client(server) as browser:  # a logged-in browser needs the form's CSRF token
+        assert browser.post("/ui/login", data={"token": server.tokens["bob"]}).status_code == 303
+        forged = browser.post("/ui/delete", data={"id": [alices["team"]]})
+        assert forged.status_code == 403 and "expired" in forged.text

@@ -330,3 +330,30 @@ def test_occurred_at_and_thread_on_store_and_update(engine):
     assert newer.occurred_at == newer.created_at  # … and was said when it was written
     dated = engine.update_memory(newer.id, "We adopted Biscuit in May.", occurred_at="2023-05-09").memory
     assert dated.occurred_at == datetime(2023, 5, 9, tzinfo=UTC)
+
+
+def test_list_memories_in_each_order_pages_with_cursors_of_that_order(engine):
+    stored = [
+        engine.store_memory(f"fact {n}", importance=importance).memory
+        for n, importance in enumerate([0.2, 0.9, 0.5, 0.9, 0.1])
+    ]
+
+    def walk(order):
+        ids, cursor = [], None
+        while True:
+            page = engine.list_memories(2, cursor, order=order)
+            ids += [m.id for m in page.memories]
+            if page.next_cursor is None:
+                return ids, page.total
+            cursor = page.next_cursor
+
+    by_time = sorted(stored, key=lambda m: (m.created_at, m.id))
+    assert walk("newest") == ([m.id for m in reversed(by_time)], 5)
+    assert walk("oldest") == ([m.id for m in by_time], 5)
+    ranked = sorted(stored, key=lambda m: (m.importance, m.created_at, m.id), reverse=True)
+    assert walk("importance")[0] == [m.id for m in ranked]
+    newest_cursor = engine.list_memories(2).next_cursor
+    with pytest.raises(InvalidInputError, match="cursor is not valid"):
+        engine.list_memories(2, newest_cursor, order="importance")
+    with pytest.raises(InvalidInputError, match="order must be one of newest, oldest, importance"):
+        engine.list_memories(2, order="random")

@@ -200,3 +200,20 @@ def test_a_thread_filter_never_reaches_past_the_scope(engine):
         "alice likes the new office"
     ]
     assert len(engine.list_memories(filters=theirs, scope=ALICE).memories) == 2
+
+
+def test_tag_counts_count_only_the_current_memories_the_scope_may_read(engine, monkeypatch):
+    from mcp_memory_core.engine import reads
+
+    monkeypatch.setattr(reads, "LIST_CHUNK", 2)  # several chunks: every memory counted once
+    engine.store_memory("alice's PIN is 4711", tags=["secret", "bank"], scope=ALICE)
+    engine.store_memory("deploys on fridays", tags=["ops"], privacy_scope="team", scope=ALICE)
+    engine.store_memory("wifi is atlas-guest", tags=["office", "ops"], privacy_scope="public", scope=ALICE)
+    old = engine.store_memory("coffee on floor 2", tags=["office"], privacy_scope="public", scope=ALICE)
+    engine.update_memory(old.memory.id, "coffee on floor 3", tags=["office", "kitchen"], scope=ALICE)
+    gone = engine.store_memory("parking on level 2", tags=["office"], privacy_scope="public", scope=ALICE)
+    engine.delete_memory(gone.memory.id, scope=ALICE)
+    assert engine.tag_counts(scope=ALICE) == {"secret": 1, "bank": 1, "ops": 2, "office": 2, "kitchen": 1}
+    assert engine.tag_counts(scope=BOB) == {"ops": 2, "office": 2, "kitchen": 1}
+    assert engine.tag_counts(scope=CAROL) == {"ops": 1, "office": 2, "kitchen": 1}
+    assert engine.tag_counts("elsewhere", scope=ALICE) == {}

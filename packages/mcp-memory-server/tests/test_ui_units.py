@@ -3,6 +3,7 @@ filters a form becomes, and that the package ships its templates and static file
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -147,3 +148,168 @@ def test_the_pages_that_list_namespaces_show_the_readable_ones(ui):
             page = client.get(url)
             assert page.status_code == 200, url
             assert '<option value="user"' in page.text, url
+
+
+def test_a_memory_created_from_the_ui_shows_its_receipt_with_the_near_duplicates(ui):
+    from starlette.testclient import TestClient
+
+    app, _ = ui
+    with TestClient(app, base_url="http://127.0.0.1:8000") as client:
+        form = client.get("/ui/new")
+        assert form.status_code == 200 and 'name="content"' in form.text and 'name="namespace"' in form.text
+        csrf = form_csrf(form.text)
+        fields = {
+            "content": "Deploys go out on Fridays.",
+            "type": "semantic",
+            "tags": "ops, deploy",
+            "csrf": csrf,
+        }
+        first = client.post("/ui/new", data={**fields, "importance": "0.8", "namespace": "user"})
+        assert first.status_code == 200, first.text
+        assert "Stored" in first.text and "in namespace user" in first.text
+        new_id = routes_ids(first.text)[0]
+        page = client.get(f"/ui/memories/{new_id}").text
+        assert "Deploys go out on Fridays." in page and "#ops" in page and "0.8" in page
+        again = client.post("/ui/new", data={**fields, "namespace": "user"})
+        assert again.status_code == 200
+        assert "duplicate" in again.text and new_id in again.text  # the near-duplicate it found
+        bad = client.post("/ui/new", data={**fields, "importance": "lots"})
+        assert bad.status_code == 400 and "importance must be a number" in bad.text
+        empty = client.post("/ui/new", data={"content": "  ", "csrf": csrf})
+        assert empty.status_code == 400 and "Traceback" not in empty.text
+
+
+def routes_ids(html: str) -> list[str]:
+    return re.findall(r'href="/ui/memories/([0-9a-f-]{36})"', html)
+
+
+def form_csrf(html: str) -> str:
+    found = re.search(r'name="csrf" value="([^"]+)"', html)
+    assert found, "the page has no form with a CSRF token"
+    return found.group(1)
+
+
+def test_bulk_delete_deletes_the_selected_memories_and_says_which_could_not_be(ui):
+    from starlette.testclient import TestClient
+
+    from mcp_memory_server.operations.write import StoreRequest, store
+
+    app, ui_app = ui
+    engine = ui_app.service.engine()
+    ids = [
+        store(engine, engine.default_scope, StoreRequest(content=text, namespace="user")).id
+        for text in ("Prefers tabs.", "Drinks oolong.", "Lives in Lyon.")
+    ]
+    missing = "00000000-0000-4000-8000-000000000000"
+    with TestClient(app, base_url="http://127.0.0.1:8000") as client:
+        listing = client.get("/ui/", params={"namespace": "user"})
+        assert 'name="id"' in listing.text and 'action="/ui/delete"' in listing.text
+        picked = {"id": [ids[0], ids[1], missing], "csrf": form_csrf(listing.text)}
+        done = client.post("/ui/delete", data=picked)
+        assert done.status_code == 200, done.text
+        text = " ".join(done.text.split())
+        assert "Deleted 2 memories." in text and "Could not delete 1:" in text and missing in text
+        left = client.get("/ui/", params={"namespace": "user"}).text
+        assert "Lives in Lyon." in left and "Prefers tabs." not in left and "Drinks oolong." not in left
+        nothing = client.post("/ui/delete", data={"csrf": form_csrf(listing.text)})
+        assert nothing.status_code == 400 and "Select" in nothing.text
+
+
+def test_the_list_pages_are_numbered_and_previous_returns_to_the_same_memories(ui, monkeypatch):
+    from starlette.testclient import TestClient
+
+    from mcp_memory_server.operations.write import StoreRequest, store
+
+    monkeypatch.setattr(routes, "PAGE_SIZE", 2)
+    app, ui_app = ui
+    engine = ui_app.service.engine()
+    for n in range(5):
+        store(engine, engine.default_scope, StoreRequest(content=f"Fact number {n}.", namespace="user"))
+
+    def visit(client: TestClient, url: str) -> tuple[str, list[str], dict[str, str]]:
+        html = client.get(url.replace("&amp;", "&")).text
+        links = dict(re.findall(r'href="([^"]+)" rel="(next|prev)"', html))
+        number = re.search(r"Page (\d+ of \d+)", html)
+        assert number, html
+        return number.group(1), routes_ids(html), {rel: href for href, rel in links.items()}
+
+    with TestClient(app, base_url="http://127.0.0.1:8000") as client:
+        first, ids1, links = visit(client, "/ui/?namespace=user")
+        assert first == "1 of 3" and len(ids1) == 2 and "prev" not in links
+        second, ids2, links2 = visit(client, links["next"])
+        assert second == "2 of 3" and len(ids2) == 2 and not set(ids1) & set(ids2)
+        third, ids3, links3 = visit(client, links2["next"])
+        assert third == "3 of 3" and len(ids3) == 1 and "next" not in links3
+        assert visit(client, links3["prev"])[:2] == ("2 of 3", ids2)
+        assert visit(client, links2["prev"])[:2] == ("1 of 3", ids1)
+
+
+def test_each_search_result_says_in_one_line_why_it_was_found(ui):
+    from starlette.testclient import TestClient
+
+    from mcp_memory_server.operations.read import SearchRequest, search
+    from mcp_memory_server.operations.write import StoreRequest, store
+
+    app, ui_app = ui
+    engine = ui_app.service.engine()
+    store(engine, engine.default_scope, StoreRequest(content="Deploys go out on Fridays.", namespace="user"))
+    (hit,) = search(engine, engine.default_scope, SearchRequest(query="deploys fridays", limit=5)).hits
+    with TestClient(app, base_url="http://127.0.0.1:8000") as client:
+        page = client.get("/ui/search", params={"q": "deploys fridays"}).text  # not "Explain scores"
+    why = re.findall(r'<p class="why"[^>]*>(.*?)</p>', page, re.S)
+    assert len(why) == 1, page
+    line = " ".join(why[0].split())
+    assert line.startswith("Why: ") and f"similarity {hit.similarity:.3f}" in line
+    for name, value in hit.parts.items():
+        assert f"{name} {value:.3f}" in line
+
+
+def test_the_tag_page_counts_each_tag_and_links_to_the_filtered_list(ui):
+    from starlette.testclient import TestClient
+
+    from mcp_memory_server.operations.write import StoreRequest, store
+
+    app, ui_app = ui
+    engine = ui_app.service.engine()
+    for text, tags in (("Deploys on Fridays.", ["ops"]), ("Pager is on.", ["ops", "on-call"]), ("Tea.", [])):
+        store(engine, engine.default_scope, StoreRequest(content=text, tags=tags, namespace="user"))
+    with TestClient(app, base_url="http://127.0.0.1:8000") as client:
+        page = client.get("/ui/tags")
+        assert page.status_code == 200
+        found = re.findall(
+            r'<a href="([^"]+)"[^>]*>#([^<]+)</a>\s*<span class="count">(\d+)</span>', page.text
+        )
+        assert [(tag, count) for _, tag, count in found] == [("ops", "2"), ("on-call", "1")]
+        listed = client.get(found[0][0].replace("&amp;", "&")).text
+        assert "Deploys on Fridays." in listed and "Pager is on." in listed and "Tea." not in listed
+
+
+def test_the_list_sorts_by_newest_oldest_or_importance_and_pages_in_that_order(ui, monkeypatch):
+    from starlette.testclient import TestClient
+
+    from mcp_memory_server.operations.write import StoreRequest, store
+
+    monkeypatch.setattr(routes, "PAGE_SIZE", 2)
+    app, ui_app = ui
+    engine = ui_app.service.engine()
+    ids = [
+        store(
+            engine, engine.default_scope, StoreRequest(content=f"Fact {n}.", importance=imp, namespace="user")
+        ).id
+        for n, imp in enumerate([0.2, 0.9, 0.5])
+    ]
+
+    def listed(client: TestClient, sort: str) -> list[str]:
+        page = client.get("/ui/", params={"namespace": "user", "sort": sort}).text
+        assert f'<option value="{sort}" selected>' in page
+        found = routes_ids(page)
+        following = re.search(r'href="([^"]+)" rel="next"', page)
+        assert following, page
+        return found + routes_ids(client.get(following.group(1).replace("&amp;", "&")).text)
+
+    with TestClient(app, base_url="http://127.0.0.1:8000") as client:
+        assert listed(client, "newest") == ids[::-1]
+        assert listed(client, "oldest") == ids
+        assert listed(client, "importance") == [ids[1], ids[2], ids[0]]
+        bad = client.get("/ui/", params={"sort": "random"})
+        assert bad.status_code == 400 and "order must be one of newest, oldest, importance" in bad.text

@@ -17,6 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from .list_order import ListOrder, SortKey
 from .models import Candidate, Memory, MemoryFilter, ScoredCandidate
 from .relevance import Calibrated as Calibrated
 
@@ -196,10 +197,16 @@ class Store(Protocol):
         Ids that are unknown, have no thread or do not match ``where`` are absent."""
 
     def list(
-        self, where: MemoryFilter, limit: int, after: tuple[datetime, str] | None = None
+        self,
+        where: MemoryFilter,
+        limit: int,
+        after: SortKey | None = None,
+        order: ListOrder = "newest",
     ) -> list[Memory]:
-        """Memories matching ``where`` ordered newest first by (created_at, id); keyset paging with
-        ``after`` = the (created_at, id) of the last memory of the previous page."""
+        """Memories matching ``where`` in ``order``: ``newest`` first by (created_at, id), ``oldest``
+        first by the same, or by ``importance`` then (created_at, id), highest first; keyset paging
+        with ``after`` = the sort key (:func:`~.list_order.sort_key`) of the last memory of the
+        previous page."""
 
     def count(self, where: MemoryFilter) -> int: ...
 

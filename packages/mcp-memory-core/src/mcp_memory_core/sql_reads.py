@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from .filter_terms import matches_nothing
+from .list_order import ListOrder, SortKey
 from .models import Memory, MemoryFilter
 from .row_codec import COLUMNS, RowCodec
 from .sql_filters import Condition, SqlFilter
@@ -26,6 +27,11 @@ if TYPE_CHECKING:
 
 ITER_BATCH = 500  # rows per query of iter_all (nothing is held between batches)
 _COLUMNS = ", ".join(COLUMNS)
+_ORDER_BY = {
+    "newest": "created_at DESC, id DESC",
+    "oldest": "created_at ASC, id ASC",
+    "importance": "importance DESC, created_at DESC, id DESC",
+}
 # a memory that is neither deleted nor replaced by a newer version
 _LIVE = "count(*) FILTER (WHERE deleted_at IS NULL AND superseded_by IS NULL)"
 
@@ -53,6 +59,21 @@ class SqlDialect(ABC):
         """Rows after ``(created, memory_id)`` in ``created_at DESC, id DESC`` order (a list's page)."""
         m = self.marker
         return f"(created_at, id) < ({m}, {m})", [self.filters.time(created), memory_id]
+
+    def past(self, after: SortKey, order: ListOrder) -> Condition:
+        """Rows after the sort key ``after`` in ``order`` (the next page of a list)."""
+        m = self.marker
+        if order == "importance":
+            importance, created, memory_id = after  # type: ignore[misc]
+            return f"(importance, created_at, id) < ({m}, {m}, {m})", [
+                importance,
+                self.filters.time(created),
+                memory_id,
+            ]
+        created, memory_id = after  # type: ignore[misc]
+        if order == "oldest":
+            return f"(created_at, id) > ({m}, {m})", [self.filters.time(created), memory_id]
+        return self.before(created, memory_id)
 
     @abstractmethod
     def vectors_of(self, stored: Sequence[Any]) -> Vector:
@@ -134,7 +155,11 @@ class SqlReads:
         return {row[0]: (row[1], row[2]) for row in rows}
 
     def list(
-        self, where: MemoryFilter, limit: int, after: tuple[datetime, str] | None = None
+        self,
+        where: MemoryFilter,
+        limit: int,
+        after: SortKey | None = None,
+        order: ListOrder = "newest",
     ) -> list[Memory]:
         limit = int(limit)
         if limit <= 0 or matches_nothing(where):
@@ -143,11 +168,11 @@ class SqlReads:
         clause, params = d.where(where)
         page = ""
         if after is not None:
-            page, more = d.before(*after)
+            page, more = d.past(after, order)
             params = [*params, *more]
         sql = (
             f"SELECT {_COLUMNS} FROM {d.memories} {_where_clause(clause, page)}"
-            f"ORDER BY created_at DESC, id DESC LIMIT {d.marker}"
+            f"ORDER BY {_ORDER_BY[order]} LIMIT {d.marker}"
         )
         with self._reading() as conn:
             rows = conn.execute(sql, [*params, limit]).fetchall()

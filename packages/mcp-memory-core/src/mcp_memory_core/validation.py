@@ -21,6 +21,7 @@ from .limits import MAX_CHAIN_LENGTH as MAX_CHAIN_LENGTH
 from .limits import MAX_KNN_K as MAX_KNN_K
 from .limits import MAX_LIST_LIMIT as MAX_LIST_LIMIT
 from .limits import MAX_SEARCH_LIMIT as MAX_SEARCH_LIMIT
+from .list_order import NEWEST, ListOrder, SortKey, sort_key
 from .models import Memory, MemoryType, PrivacyScope
 
 
@@ -145,15 +146,29 @@ def validate_limit(limit: int, maximum: int) -> int:
     return limit
 
 
-def encode_cursor(memory: Memory) -> str:
-    raw = json.dumps([memory.created_at.isoformat(), memory.id]).encode()
+def encode_cursor(memory: Memory, order: ListOrder = NEWEST) -> str:
+    """The cursor after ``memory`` in a list in ``order``: its sort key (a newest-first cursor has
+    no order name, as before orders existed)."""
+    values = [v.isoformat() if isinstance(v, datetime) else v for v in sort_key(memory, order)]
+    raw = json.dumps(values if order == NEWEST else [order, *values]).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def decode_cursor(cursor: str) -> tuple[datetime, str]:
+def decode_cursor(cursor: str, order: ListOrder = NEWEST) -> SortKey:
+    """The sort key in ``cursor``; a cursor of a list in another order is not valid."""
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
-        created, memory_id = json.loads(base64.urlsafe_b64decode(padded.encode()))
+        values = json.loads(base64.urlsafe_b64decode(padded.encode()))
+        if order != NEWEST:
+            if not isinstance(values, list) or not values or values[0] != order:
+                raise ValueError(cursor)
+            values = values[1:]
+        if order == "importance":
+            importance, created, memory_id = values
+            if isinstance(importance, bool) or not isinstance(importance, int | float):
+                raise ValueError(cursor)
+            return float(importance), datetime.fromisoformat(created), validate_id(memory_id)
+        created, memory_id = values
         return datetime.fromisoformat(created), validate_id(memory_id)
     except (ValueError, TypeError, RecursionError, binascii.Error, InvalidInputError):
         # RecursionError: a cursor of JSON nested too deep for the json module (never one of ours)

@@ -27,6 +27,7 @@ from mcp_memory_core import (
     StoreCapabilities,
     Vector,
 )
+from mcp_memory_core.list_order import ListOrder, SortKey, descending, sort_key
 from mcp_memory_core.store_writes import check_update, checked_insert, updated
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -237,12 +238,17 @@ class InMemoryStore:
         return out
 
     def list(
-        self, where: MemoryFilter, limit: int, after: tuple[datetime, str] | None = None
+        self,
+        where: MemoryFilter,
+        limit: int,
+        after: SortKey | None = None,
+        order: ListOrder = "newest",
     ) -> list[Memory]:
+        down = descending(order)
         with self._lock:
-            rows = sorted(self._matching(where), key=lambda m: (m.created_at, m.id), reverse=True)
+            rows = sorted(self._matching(where), key=lambda m: sort_key(m, order), reverse=down)
         if after is not None:
-            rows = [m for m in rows if (m.created_at, m.id) < after]
+            rows = [m for m in rows if _beyond(sort_key(m, order), after, down)]
         return rows[:limit]
 
     def count(self, where: MemoryFilter) -> int:
@@ -261,6 +267,11 @@ class InMemoryStore:
         with self._lock:
             rows = list(self._rows.values())
         yield from rows
+
+
+def _beyond(key: SortKey, after: SortKey, down: bool) -> bool:
+    """``key`` comes after ``after`` in a list going ``down`` (descending) or up."""
+    return key < after if down else key > after
 
 
 class SimilarityRanker:

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_memory_core.errors import EditConflictError, StorageError
+from mcp_memory_core.list_order import ListOrder, SortKey
 from mcp_memory_core.models import Memory, MemoryFilter
 from mcp_memory_core.protocols import StoreCapabilities, StoreDiagnosis, Vector
 from mcp_memory_core.validation import DEFAULT_LIMITS, Limits
@@ -342,9 +343,13 @@ class MarkdownStore(VaultRefresh):
         return self._index.thread_neighbours(ids, where)
 
     def list(
-        self, where: MemoryFilter, limit: int, after: tuple[dt.datetime, str] | None = None
+        self,
+        where: MemoryFilter,
+        limit: int,
+        after: SortKey | None = None,
+        order: ListOrder = "newest",
     ) -> list[Memory]:
-        return self._index.list(where, limit, after)
+        return self._index.list(where, limit, after, order)
 
     def count(self, where: MemoryFilter) -> int:
         return self._index.count(where)

@@ -256,9 +256,11 @@ class MemoryEngine(EngineBasis):
         scope: Scope | None = None,
         measure: Callable[[Memory], int] | None = None,
         page_limit: int | None = None,
+        order: str = "newest",
     ) -> Page:
         """Current memories (chain heads, no tombstones, nothing expired) matching ``filters``, newest
-        first, in the scope's home namespaces by default; ``namespace="*"``: every readable one.
+        first (``order``: ``oldest`` first, or by ``importance``, highest first; a cursor belongs to
+        its order), in the scope's home namespaces by default; ``namespace="*"``: every readable one.
 
         A page also ends before its memories' sizes would pass ``page_limit`` (``capped`` then says
         so), each memory counted by ``measure``: by default its JSON bytes against
@@ -266,11 +268,17 @@ class MemoryEngine(EngineBasis):
         (the MCP server: its result token budget). It always holds at least one memory, so paging
         always moves on."""
         scope = self.scope_of(scope)
-        return self.reads.page(limit, cursor, filters, namespace, scope, measure, page_limit)
+        return self.reads.page(limit, cursor, filters, namespace, scope, measure, page_limit, order)
 
     def count(self, namespace: str | None = None, *, scope: Scope | None = None) -> int:
         """Current memories this scope may read (home namespaces by default, ``"*"``: all readable)."""
         return self.reads.count(namespace, self.scope_of(scope))
+
+    def tag_counts(self, namespace: str | None = None, *, scope: Scope | None = None) -> dict[str, int]:
+        """How many current memories (chain heads, no tombstones, nothing expired) carry each tag,
+        among those this scope may read: in its home namespaces by default, ``"*"``: every readable
+        one. Reads every such memory, a chunk at a time: a cost in proportion to the store."""
+        return self.reads.tag_counts(namespace, self.scope_of(scope))
 
     def list_namespaces(self, *, scope: Scope | None = None) -> dict[str, int]:
         """Every namespace holding memories this scope may read, with how many of them are current.

@@ -4,12 +4,14 @@ and what an export reads (one's own memories and their vectors)."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
 from ..errors import InvalidInputError, MemoryNotFoundError
-from ..filters import Filters
+from ..filters import NO_FILTERS, Filters
+from ..list_order import NEWEST, ListOrder, SortKey, sort_key, validate_order
 from ..models import Memory, MemoryFilter, MemoryView, Page
 from ..protocols import StoredVectors, Vector, VectorReading
 from ..scope import ALL_NAMESPACES, Scope
@@ -105,19 +107,21 @@ class Reads:
         scope: Scope,
         measure: Callable[[Memory], int] | None,
         page_limit: int | None,
+        order: str = NEWEST,
     ) -> Page:
         basis = self._basis
         limit = validate_limit(limit, MAX_LIST_LIMIT)
-        after = decode_cursor(cursor) if cursor else None
+        sort = validate_order(order)
+        after = decode_cursor(cursor, sort) if cursor else None
         namespaces = scope.read_namespaces(namespace)
         basis.ready()
         self._maintenance.sweep()  # lists must not show what has expired: tombstone it first (cheap when none)
         where = basis.scoped(filters.where(None, include_superseded=False), scope, namespaces)
         cap = basis.limits.page_bytes if page_limit is None else page_limit
-        page, more, capped = self._fill_page(where, limit, after, measure or _json_bytes, cap)
+        page, more, capped = self._fill_page(where, limit, after, measure or _json_bytes, cap, sort)
         return Page(
             memories=page,
-            next_cursor=encode_cursor(page[-1]) if more and page else None,
+            next_cursor=encode_cursor(page[-1], sort) if more and page else None,
             total=basis.store.count(where),
             capped=capped,
         )
@@ -126,9 +130,10 @@ class Reads:
         self,
         where: MemoryFilter,
         limit: int,
-        after: tuple[datetime, str] | None,
+        after: SortKey | None,
         measure: Callable[[Memory], int],
         cap: int,
+        order: ListOrder,
     ) -> tuple[list[Memory], bool, bool]:
         """Up to ``limit`` memories after ``after`` whose sizes add up to at most ``cap`` (at least one),
         read in chunks so a page of big memories does not read a thousand; then (more remain, cut by size)."""
@@ -136,7 +141,7 @@ class Reads:
         used = 0
         while True:
             wanted = min(limit - len(page), LIST_CHUNK) + 1  # one more than needed: are there more?
-            rows = self._basis.store.list(where, wanted, after)
+            rows = self._basis.store.list(where, wanted, after, order)
             for memory in rows:
                 if len(page) == limit:
                     return page, True, False
@@ -147,7 +152,21 @@ class Reads:
                 used += size
             if len(rows) < wanted:
                 return page, False, False
-            after = (page[-1].created_at, page[-1].id)
+            after = sort_key(page[-1], order)
+
+    def tag_counts(self, namespace: str | None, scope: Scope) -> dict[str, int]:
+        basis = self._basis
+        namespaces = scope.read_namespaces(namespace)
+        basis.ready()
+        self._maintenance.sweep()  # as a list: nothing expired is counted
+        where = basis.scoped(NO_FILTERS.where(None, include_superseded=False), scope, namespaces)
+        counts: Counter[str] = Counter()
+        after: tuple[datetime, str] | None = None
+        while rows := basis.store.list(where, LIST_CHUNK, after):
+            for memory in rows:
+                counts.update(memory.tags)
+            after = (rows[-1].created_at, rows[-1].id)
+        return dict(counts)
 
     def count(self, namespace: str | None, scope: Scope) -> int:
         where = self._basis.read_filter(scope, namespace, include_superseded=False)

@@ -1,5 +1,5 @@
 """Reading, once for the MCP tools and resources, the CLI and the web UI: searching, listing, one
-memory by id, the namespaces and the statistics.
+memory by id, the namespaces, the tags and the statistics.
 
 A surface turns its input into a :class:`SearchRequest`, a :class:`ListRequest` (their filters a
 :class:`~.filters.FilterRequest`) or a :class:`GetRequest` and renders what comes back: the typed
@@ -39,9 +39,11 @@ class SearchRequest(_Read):
 
 
 class ListRequest(_Read):
-    """One page of current memories, newest first, after ``cursor`` (a previous page's next_cursor)."""
+    """One page of current memories in ``order`` (newest first, oldest first, or by importance),
+    after ``cursor`` (a previous page's next_cursor, of the same order)."""
 
     cursor: str | None = None
+    order: str = "newest"
 
 
 def search(engine: MemoryEngine, scope: Scope, request: SearchRequest) -> SearchResult:
@@ -81,6 +83,7 @@ def list_page(
         scope=scope,
         measure=(lambda memory: measure(record(memory))) if measure is not None else None,
         page_limit=page_limit,
+        order=request.order,
     )
     for memory in page.memories:
         record(memory)
@@ -121,6 +124,13 @@ def namespaces(engine: MemoryEngine, scope: Scope) -> Namespaces:
         default=scope.default_namespace,
         home=list(scope.home_namespaces),
     )
+
+
+def tags(engine: MemoryEngine, scope: Scope, namespace: str | None = None) -> list[tuple[str, int]]:
+    """Each tag with how many current memories the scope may read carry it (in ``namespace``: the
+    home namespaces by default, ``"*"``: every readable one), the most used first."""
+    counts = engine.tag_counts(namespace, scope=scope)
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
 
 def stats(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:

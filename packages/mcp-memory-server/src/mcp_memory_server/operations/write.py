@@ -42,6 +42,26 @@ class StoreRequest(_Fields):
     thread: str | None = None
 
 
+class Refused(BaseModel):
+    """A memory a write left alone: its ``id`` and why, in the words every surface uses."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    reason: str
+
+
+class BulkDeleteReceipt(BaseModel):
+    """What deleting several memories did, each one on its own: the ``deleted`` ids, those that were
+    ``already_deleted``, and the ``refused`` ones (missing, outside the scope, another user's)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    deleted: list[str]
+    already_deleted: list[str]
+    refused: list[Refused]
+
+
 class UpdateRequest(_Fields):
     """A new version of memory ``id``: its namespace and pin are kept."""
 
@@ -63,3 +83,24 @@ def update(engine: MemoryEngine, scope: Scope, request: UpdateRequest) -> Update
     fields = request.model_dump(exclude={"id", "content", "metadata"})
     outcome = engine.update_memory(request.id, request.content, request.metadata, scope=scope, **fields)
     return UpdateReceipt.of(outcome)
+
+
+def delete_many(engine: MemoryEngine, scope: Scope, ids: Sequence[str]) -> BulkDeleteReceipt:
+    """Soft-delete each of ``ids`` (once each, in order) as ``delete_memory`` does; one the Scope
+    refuses is listed with its reason and the others are still deleted."""
+    from .errors import rule_for
+
+    deleted: list[str] = []
+    already: list[str] = []
+    refused: list[Refused] = []
+    for memory_id in dict.fromkeys(ids):
+        try:
+            outcome = engine.delete_memory(memory_id, scope=scope)
+        except Exception as exc:
+            rule = rule_for(exc)
+            if rule is None:
+                raise
+            refused.append(Refused(id=memory_id, reason=rule.mcp_message(exc)))
+            continue
+        (already if outcome.status == "already_deleted" else deleted).append(memory_id)
+    return BulkDeleteReceipt(deleted=deleted, already_deleted=already, refused=refused)

@@ -18,6 +18,7 @@ import os
 import tempfile
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -33,12 +34,12 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import Message, Receive
 
 from ..operations.filters import FilterRequest, day_after
-from ..operations.read import GetRequest, ListRequest, SearchRequest, get, list_page, namespaces
+from ..operations.read import GetRequest, ListRequest, SearchRequest, get, list_page, namespaces, tags
 from ..operations.read import search as search_memories
 from ..operations.read import stats as counted_stats
 from ..operations.transfer import ExportRequest, PreparedImport, export_memories_to, prepare_import
 from ..operations.vocabulary import MEMORY_TYPES, PRIVACY
-from ..operations.write import UpdateRequest, update
+from ..operations.write import StoreRequest, UpdateRequest, delete_many, store, update
 from .auth import CSRF_FIELD, CSRF_HEADER, Caller, UiAuth
 from .imports import FORMATS, ImportJobs, import_request
 
@@ -59,6 +60,8 @@ MAX_UPLOAD_MB = 256
 MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 1024 * 1024
 MAX_LOGIN_BYTES = 64 * 1024
 STATIC_DIR = Path(__file__).parent / "static"
+# How the list page sorts: the engine's orders, as the form names them
+ORDERS = {"newest": "Newest first", "oldest": "Oldest first", "importance": "Most important first"}
 # What a redirect may announce on the next page: fixed texts, never text taken from the URL.
 NOTICES = {
     "updated": "Saved: a new version of the memory was created.",
@@ -91,7 +94,7 @@ def _templates() -> Environment:
     env.filters["when"] = _when
     env.filters["pretty_json"] = lambda value: json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
     # the words the forms offer, the same on every page
-    env.globals.update(types=MEMORY_TYPES, privacy=PRIVACY, formats=FORMATS)
+    env.globals.update(types=MEMORY_TYPES, privacy=PRIVACY, formats=FORMATS, orders=ORDERS)
     return env
 
 
@@ -122,6 +125,9 @@ class UiApp:
             Route("/login", self.login, methods=["GET", "POST"]),
             Route("/logout", page(self.logout, write=True), methods=["POST"]),
             Route("/search", page(self.search), methods=["GET"]),
+            Route("/new", page(self.new_form), methods=["GET"]),
+            Route("/new", page(self.create, write=True), methods=["POST"]),
+            Route("/delete", page(self.delete_selected, write=True, fields=PAGE_SIZE + 1), methods=["POST"]),
             Route("/memories/{memory_id}", page(self.memory), methods=["GET"]),
             Route("/memories/{memory_id}/edit", page(self.edit, write=True), methods=["POST"]),
             Route("/memories/{memory_id}/pin", page(self.pin, write=True), methods=["POST"]),
@@ -133,13 +139,17 @@ class UiApp:
             Route("/import/{job_id}/status", page(self.import_status), methods=["GET"]),
             Route("/export", page(self.export_form), methods=["GET"]),
             Route("/export/download", page(self.export_download), methods=["GET"]),
+            Route("/tags", page(self.tags), methods=["GET"]),
             Route("/stats", page(self.stats), methods=["GET"]),
             Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
         ]
 
-    def page(self, handler: Handler, *, write: bool = False) -> Callable[[Request], Awaitable[Response]]:
-        """Host/Origin checks, then the caller (or the login page), the CSRF token of a write, then
-        ``handler``; a PageError or an engine refusal becomes an error page with its status."""
+    def page(
+        self, handler: Handler, *, write: bool = False, fields: int = 20
+    ) -> Callable[[Request], Awaitable[Response]]:
+        """Host/Origin checks, then the caller (or the login page), the CSRF token of a write (a form
+        of at most ``fields`` fields), then ``handler``; a PageError or an engine refusal becomes an
+        error page with its status."""
 
         async def endpoint(request: Request) -> Response:
             refused = await self.auth.check_request(request)
@@ -156,7 +166,7 @@ class UiApp:
                 request = Request(request.scope, _capped(request.receive, MAX_UPLOAD_BYTES))
                 # parsed once here (Starlette keeps it for the handler); never a token from the URL
                 try:
-                    form = await request.form(max_files=1 if _is_multipart(request) else 0, max_fields=20)
+                    form = await request.form(max_files=1 if _is_multipart(request) else 0, max_fields=fields)
                 except BodyTooLarge:
                     return self.error(request, caller, 413, too_large)
                 submitted = request.headers.get(CSRF_HEADER) or str(form.get(CSRF_FIELD, ""))
@@ -259,16 +269,14 @@ class UiApp:
     async def browse(self, request: Request, caller: Caller) -> Response:
         query = request.query_params
         chosen = _filter_values(query)
-        cursor = query.get("cursor") or None
+        paging = Paging.of(query)
+        order = query.get("sort", "").strip() or "newest"
 
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
-            page = list_page(engine, scope, ListRequest(limit=PAGE_SIZE, cursor=cursor, **_read(chosen)))
-            return {**page.full(), **_form_choices(engine, scope)}
+            request = ListRequest(limit=PAGE_SIZE, cursor=paging.cursor, order=order, **_read(chosen))
+            return {**list_page(engine, scope, request).full(), **_form_choices(engine, scope)}
 
         data = await self.scoped(caller, do)
-        next_url = None
-        if data["next_cursor"]:
-            next_url = f"{PREFIX}/?" + urlencode({**_query_dict(query), "cursor": data["next_cursor"]})
         return self.render(
             request,
             caller,
@@ -276,8 +284,11 @@ class UiApp:
             title="Memories",
             nav="browse",
             chosen=chosen,
-            next_url=next_url,
-            paged=cursor is not None,
+            sort=order,
+            page_number=paging.number,
+            pages=max(paging.number, -(-data["total"] // PAGE_SIZE)),
+            next_url=paging.next_url(query, data["next_cursor"]),
+            prev_url=paging.prev_url(query),
             **data,
         )
 
@@ -334,6 +345,21 @@ class UiApp:
         data = await self.scoped(caller, do)
         return self.render(request, caller, "memory.html", title="Memory", nav="browse", m=data)
 
+    async def new_form(self, request: Request, caller: Caller) -> Response:
+        choices = await self.scoped(caller, _write_choices)
+        return self.render(request, caller, "new.html", title="New memory", nav="new", **choices)
+
+    async def create(self, request: Request, caller: Caller) -> Response:
+        """Store the form's memory and show its receipt (with the near-duplicates the store found)
+        beside the form again, ready for the next one."""
+        new = _new(await request.form(max_files=0))
+
+        def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
+            return {"receipt": store(engine, scope, new).full(), **_write_choices(engine, scope)}
+
+        data = await self.scoped(caller, do)
+        return self.render(request, caller, "new.html", title="Stored", nav="new", **data)
+
     async def edit(self, request: Request, caller: Caller) -> Response:
         change = _change(request.path_params["memory_id"], await request.form(max_files=0))
 
@@ -354,6 +380,17 @@ class UiApp:
         memory_id = request.path_params["memory_id"]
         await self.scoped(caller, lambda engine, scope: engine.delete_memory(memory_id, scope=scope))
         return _back(memory_id, "deleted")
+
+    async def delete_selected(self, request: Request, caller: Caller) -> Response:
+        """Delete the memories ticked on a list page (one POST); the page says how many were deleted
+        and which could not be, and why."""
+        ids = [str(v).strip() for v in (await request.form(max_files=0)).getlist("id") if str(v).strip()]
+        if not ids:
+            raise PageError(400, "Select the memories to delete first.")
+        receipt = await self.scoped(caller, lambda engine, scope: delete_many(engine, scope, ids))
+        return self.render(
+            request, caller, "deleted.html", title="Deleted", nav="browse", r=receipt.model_dump()
+        )
 
     async def restore(self, request: Request, caller: Caller) -> Response:
         memory_id = request.path_params["memory_id"]
@@ -440,6 +477,18 @@ class UiApp:
             headers={"Content-Disposition": f'attachment; filename="{name}"'},
         )
 
+    # -- tags and stats --------------------------------------------------------------------------
+    async def tags(self, request: Request, caller: Caller) -> Response:
+        """Every tag of the memories the caller may read in a namespace (default: all of them), with
+        its count, each linking to the list filtered by it."""
+        chosen = request.query_params.get("namespace", "").strip() or "*"
+
+        def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
+            return {"counted": tags(engine, scope, chosen), **_form_choices(engine, scope)}
+
+        data = await self.scoped(caller, do)
+        return self.render(request, caller, "tags.html", title="Tags", nav="tags", chosen=chosen, **data)
+
     # -- stats -----------------------------------------------------------------------------------
     async def stats(self, request: Request, caller: Caller) -> Response:
         def do(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
@@ -452,6 +501,42 @@ class UiApp:
 
 
 # -- helpers ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Paging:
+    """Where a list page is: its ``cursor`` (None: the first page) and the ``trail`` of the cursors
+    of the pages before it, carried in the URL, so that the store's forward-only cursors give page
+    numbers and a previous page (page N has N - 1 pages before it: the first and the trail)."""
+
+    cursor: str | None
+    trail: tuple[str, ...]
+
+    @classmethod
+    def of(cls, query: Any) -> Paging:
+        cursor = query.get("cursor") or None
+        trail = tuple(c for c in str(query.get("trail", "")).split(",") if c) if cursor else ()
+        return cls(cursor, trail)
+
+    @property
+    def number(self) -> int:
+        return 1 if self.cursor is None else len(self.trail) + 2
+
+    def next_url(self, query: Any, next_cursor: str | None) -> str | None:
+        if not next_cursor:
+            return None
+        trail = (*self.trail, self.cursor) if self.cursor else ()
+        return _list_url(query, next_cursor, trail)
+
+    def prev_url(self, query: Any) -> str | None:
+        if self.cursor is None:
+            return None
+        return _list_url(query, self.trail[-1] if self.trail else None, self.trail[:-1])
+
+
+def _list_url(query: Any, cursor: str | None, trail: tuple[str, ...]) -> str:
+    paging = {"cursor": cursor, "trail": ",".join(trail)} if cursor else {}
+    return f"{PREFIX}/?" + urlencode({**_query_dict(query), **{k: v for k, v in paging.items() if v}})
+
+
 class BodyTooLarge(Exception):
     """A request body went past its cap while it was being read."""
 
@@ -488,7 +573,7 @@ def _safe_next(value: str | None) -> str:
 
 
 def _query_dict(query: Any) -> dict[str, str]:
-    return {k: v for k, v in query.items() if k not in ("cursor", "done") and v}
+    return {k: v for k, v in query.items() if k not in ("cursor", "trail", "done") and v}
 
 
 def _filter_values(query: Any) -> dict[str, str]:
@@ -523,27 +608,56 @@ def _filters(chosen: dict[str, str]) -> FilterRequest:
     )
 
 
+def _importance(form: Any) -> float | None:
+    """The form's importance: empty is None (the default, or the old value)."""
+    raw = str(form.get("importance", "")).strip()
+    try:
+        return float(raw) if raw else None
+    except ValueError:
+        raise PageError(400, f"importance must be a number from 0 to 1; got {raw!r}.") from None
+
+
+def _tags(form: Any) -> list[str]:
+    return [t.strip() for t in str(form.get("tags", "")).split(",") if t.strip()]
+
+
+def _chosen(form: Any, name: str) -> str | None:
+    """A select or text field; empty is None (the default, or the old value)."""
+    return str(form.get(name, "")).strip() or None
+
+
 def _change(memory_id: str, form: Any) -> UpdateRequest:
     """The edit form as an update: tags comma-separated; an empty type, privacy or importance keeps
     the old value."""
-    raw_importance = str(form.get("importance", "")).strip()
-    try:
-        importance = float(raw_importance) if raw_importance else None
-    except ValueError:
-        raise PageError(400, f"importance must be a number from 0 to 1; got {raw_importance!r}.") from None
-    tags = [t.strip() for t in str(form.get("tags", "")).split(",") if t.strip()]
-
-    def chosen(name: str) -> str | None:  # empty: keep the old value
-        return str(form.get(name, "")) or None
-
     return UpdateRequest(
         id=memory_id,
         content=str(form.get("content", "")),
-        type=chosen("type"),
-        tags=tags,
-        importance=importance,
-        privacy_scope=chosen("privacy_scope"),
+        type=_chosen(form, "type"),
+        tags=_tags(form),
+        importance=_importance(form),
+        privacy_scope=_chosen(form, "privacy_scope"),
     )
+
+
+def _new(form: Any) -> StoreRequest:
+    """The new-memory form as a store: an empty field is the engine's default (the namespace: the
+    scope's own)."""
+    return StoreRequest(
+        content=str(form.get("content", "")),
+        type=_chosen(form, "type"),
+        tags=_tags(form) or None,
+        importance=_importance(form),
+        privacy_scope=_chosen(form, "privacy_scope"),
+        namespace=_chosen(form, "namespace"),
+    )
+
+
+def _write_choices(engine: MemoryEngine, scope: Scope) -> dict[str, Any]:
+    """Where the new-memory form offers to store: the scope's default namespace first, then the
+    others it may write that hold memories (any other name may be typed; the Scope decides)."""
+    offered = scope.writable if scope.writable is not None else namespaces(engine, scope).counts
+    others = sorted(n for n in offered if n != scope.default_namespace)
+    return {"default": scope.default_namespace, "writable": others}
 
 
 def _store_bytes(location: str) -> int | None:

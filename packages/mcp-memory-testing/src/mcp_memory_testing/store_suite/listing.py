@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import Any
 
-from mcp_memory_core import MemoryFilter, Store
+from mcp_memory_core import Memory, MemoryFilter, Store
+from mcp_memory_core.list_order import ListOrder, SortKey, sort_key
 
 from .base import StoreSuite
 from .data import ALL, BASE_TIME, SEARCH, memory, row_ids
@@ -49,6 +52,34 @@ class ListingTests(StoreSuite):
             after = (page[-1].created_at, page[-1].id)
         expected = sorted(items, key=lambda m: (m.created_at, m.id), reverse=True)
         assert seen == [m.id for m in expected]
+
+    def test_list_orders_page_without_repeats_or_gaps(self, opened: Store) -> None:
+        """Troubleshooting: ``order="oldest"`` is (created_at ASC, id ASC) with ``after`` meaning
+        ``(created_at, id) > after``; ``order="importance"`` is (importance DESC, created_at DESC,
+        id DESC) with ``after=(importance, created_at, id)``. Many rows share an importance and a
+        timestamp here: compare the whole tuple, and store importance exactly (a double)."""
+        items = []
+        for i in range(23):
+            stamp = BASE_TIME + timedelta(seconds=i // 4)  # groups of 4 share a timestamp
+            importance = (0.3, 0.9, 0.55)[i % 3]  # and groups share an importance
+            items.append(memory(i, created_at=stamp, updated_at=stamp, importance=importance))
+        self.add(opened, items)
+        orders: dict[ListOrder, tuple[Callable[[Memory], Any], bool]] = {
+            "newest": (lambda m: (m.created_at, m.id), True),
+            "oldest": (lambda m: (m.created_at, m.id), False),
+            "importance": (lambda m: (m.importance, m.created_at, m.id), True),
+        }
+        for order, (key, down) in orders.items():
+            seen: list[str] = []
+            after: SortKey | None = None
+            for _ in range(100):
+                page = opened.list(SEARCH, 4, after, order)
+                if not page:
+                    break
+                seen.extend(m.id for m in page)
+                after = sort_key(page[-1], order)
+            expected = sorted(items, key=key, reverse=down)
+            assert seen == [m.id for m in expected], order
 
     def test_list_filters(self, opened: Store) -> None:
         """Troubleshooting: ``list`` applies the filter like ``knn``: the engine lists with

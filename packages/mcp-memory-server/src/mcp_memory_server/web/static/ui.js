@@ -1,8 +1,18 @@
 // mcp-memory web UI: small conveniences on top of pages that work without JavaScript.
-// No framework and nothing fetched from elsewhere; every request carries the session cookie itself.
+// No framework, no inline script (the CSP allows only this file) and nothing fetched from elsewhere; every request carries the session cookie itself.
 "use strict";
 
 document.addEventListener("DOMContentLoaded", () => {
+  // Times in the browser's own time zone (the page says UTC, which stays on hover).
+  const pad = (n) => String(n).padStart(2, "0");
+  for (const element of document.querySelectorAll("time[datetime]")) {
+    const when = new Date(element.getAttribute("datetime"));
+    if (Number.isNaN(when.getTime())) continue;
+    element.title = element.textContent;
+    element.textContent = `${when.getFullYear()}-${pad(when.getMonth() + 1)}-${pad(when.getDate())} ` +
+      `${pad(when.getHours())}:${pad(when.getMinutes())}`;
+  }
+
   // Ask before a destructive form is sent.
   for (const form of document.querySelectorAll("form[data-confirm]")) {
     form.addEventListener("submit", (event) => {
