@@ -357,3 +357,18 @@ def test_list_memories_in_each_order_pages_with_cursors_of_that_order(engine):
         engine.list_memories(2, newest_cursor, order="importance")
     with pytest.raises(InvalidInputError, match="order must be one of newest, oldest, importance"):
         engine.list_memories(2, order="random")
+
+
+def test_a_store_written_before_list_orders_still_lists_newest_first():
+    """A third-party store whose ``list`` takes no ``order`` keeps working for the default listing."""
+
+    class OlderStore(InMemoryStore):
+        def list(self, where, limit, after=None):  # the signature before orders existed
+            return super().list(where, limit, after)
+
+    older = MemoryEngine(OlderStore(), HashEmbedder(), SimilarityRanker())
+    ids = [older.store_memory(f"note {i} about the garden").memory.id for i in range(3)]
+    page = older.list_memories(limit=2)
+    assert [m.id for m in page.memories] == ids[::-1][:2]
+    rest = older.list_memories(limit=2, cursor=page.next_cursor)
+    assert [m.id for m in rest.memories] == ids[:1]

@@ -141,7 +141,13 @@ class Reads:
         used = 0
         while True:
             wanted = min(limit - len(page), LIST_CHUNK) + 1  # one more than needed: are there more?
-            rows = self._basis.store.list(where, wanted, after, order)
+            store = self._basis.store
+            # the default order is asked as before, so a store written before orders existed still lists
+            rows = (
+                store.list(where, wanted, after)
+                if order == NEWEST
+                else store.list(where, wanted, after, order)
+            )
             for memory in rows:
                 if len(page) == limit:
                     return page, True, False
