@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Sequence
-from datetime import datetime
 from typing import Any
 
 from ..errors import InvalidInputError, MemoryNotFoundError
@@ -72,14 +71,7 @@ class Reads:
             if not ID_PREFIX.fullmatch(prefix):
                 raise  # the one sentence saying it is not an id
         where = scope.reading(None, include_deleted=True, include_superseded=True)
-        found: list[str] = []
-        after = None
-        while True:
-            rows = self._basis.store.list(where, LIST_CHUNK, after)
-            found += [m.id for m in rows if m.id.startswith(prefix) and scope.can_read(m)]
-            if len(rows) < LIST_CHUNK:
-                break
-            after = (rows[-1].created_at, rows[-1].id)
+        found = [m.id for m in self._each(where) if m.id.startswith(prefix) and scope.can_read(m)]
         if len(found) > 1:
             raise InvalidInputError(
                 f"The id prefix {prefix!r} matches {len(found)} memories: give more characters of the id."
@@ -139,9 +131,9 @@ class Reads:
         read in chunks so a page of big memories does not read a thousand; then (more remain, cut by size)."""
         page: list[Memory] = []
         used = 0
+        store = self._basis.store
         while True:
             wanted = min(limit - len(page), LIST_CHUNK) + 1  # one more than needed: are there more?
-            store = self._basis.store
             # the default order is asked as before, so a store written before orders existed still lists
             rows = (
                 store.list(where, wanted, after)
@@ -167,12 +159,19 @@ class Reads:
         self._maintenance.sweep()  # as a list: nothing expired is counted
         where = basis.scoped(NO_FILTERS.where(None, include_superseded=False), scope, namespaces)
         counts: Counter[str] = Counter()
-        after: tuple[datetime, str] | None = None
-        while rows := basis.store.list(where, LIST_CHUNK, after):
-            for memory in rows:
-                counts.update(memory.tags)
-            after = (rows[-1].created_at, rows[-1].id)
+        for memory in self._each(where):
+            counts.update(memory.tags)
         return dict(counts)
+
+    def _each(self, where: MemoryFilter) -> Iterator[Memory]:
+        """Every memory matching ``where``, newest first, read ``LIST_CHUNK`` at a time."""
+        after: SortKey | None = None
+        while True:
+            rows = self._basis.store.list(where, LIST_CHUNK, after)
+            yield from rows
+            if len(rows) < LIST_CHUNK:
+                return
+            after = sort_key(rows[-1], NEWEST)
 
     def count(self, namespace: str | None, scope: Scope) -> int:
         where = self._basis.read_filter(scope, namespace, include_superseded=False)
