@@ -130,12 +130,14 @@ class HybridRanker:
                     keyword *= min(max(plausibility, 0.0), 1.0) ** power
             fused[c.memory.id] = {"vector": vector, "keyword": keyword}
         own = {memory_id: parts["vector"] + parts["keyword"] for memory_id, parts in fused.items()}
-        context = contextual_parts(query, candidates, answers, own, s.context, now)
+        weights = s.context
+        context = contextual_parts(query, candidates, answers, own, weights, now)
         scored = []
         for c in candidates:
             parts = {**fused[c.memory.id], **context[c.memory.id]}
-            parts["question"] = question_part(c.memory, sum(parts.values()), s.context)
-            scored.append(ScoredCandidate(candidate=c, score=sum(parts.values()), parts=parts))
+            lifted = sum(parts.values())
+            parts["question"] = question_part(c.memory, lifted, weights)
+            scored.append(ScoredCandidate(candidate=c, score=lifted + parts["question"], parts=parts))
         order = sorted(range(len(scored)), key=lambda i: (-scored[i].score, i))
         return [scored[i] for i in order]
 
