@@ -303,7 +303,7 @@ def broken(change: Any) -> list[dict[str, Any]]:
         ),
         (
             broken(lambda e: e[0]["chat_messages"][0].pop("uuid")),
-            "conversation 1 ('Kitchen remodel'), message 1: no 'uuid'.",
+            "conversation 1 ('Kitchen remodel'), message 1: no 'uuid'; is this a Claude.ai export's conversations.json?",
         ),
         (
             broken(lambda e: e[0]["chat_messages"][3].update(created_at="yesterday")),

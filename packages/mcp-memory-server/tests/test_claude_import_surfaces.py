@@ -99,7 +99,10 @@ def test_cli_refuses_a_bad_claude_export_in_one_sentence(engine: MemoryEngine, t
     path.write_text(json.dumps([{"uuid": "c1", "name": "Trip", "chat_messages": [{"sender": "human"}]}]))
     result = run("import", str(path))
     assert result.exit_code == 1
-    assert result.stderr == "mcp-memory: error: conversation 1 ('Trip'), message 1: no 'uuid'.\n"
+    assert result.stderr == (
+        "mcp-memory: error: conversation 1 ('Trip'), message 1: no 'uuid'; is this a Claude.ai export's "
+        "conversations.json?\n"
+    )
     assert list(engine.store.iter_all()) == []
 
 

@@ -130,7 +130,9 @@ def _read_conversation(reading: _Reading, index: int, conversation: Any) -> None
             )
         message_id = message.get("uuid")
         if not isinstance(message_id, str) or not message_id.strip():
-            raise InvalidInputError(f"{where}, message {position}: no 'uuid'.")
+            raise InvalidInputError(
+                f"{where}, message {position}: no 'uuid'; is this a Claude.ai export's {CONVERSATIONS}?"
+            )
         created = _time(message.get("created_at"), f"{where}, message {message_id}") or started
         if created is None:
             raise InvalidInputError(
