@@ -36,3 +36,6 @@ TagsMatch = Literal["any", "all"]  # any: at least one of the tags; all: every o
 
 Format = Literal["mcp-memory", "chatgpt", "claude", "mcp-knowledge-graph"]  # the formats an import reads
 FORMATS: tuple[Format, ...] = get_args(Format)
+# A chat assistant's data export: the person's messages, into ``user`` unless told otherwise, chit-chat
+# left out; the assistant's replies on request.
+CHAT_EXPORTS: tuple[Format, ...] = ("chatgpt", "claude")

@@ -22,6 +22,7 @@ from ..validation import (
     DEFAULT_LIMITS,
     Limits,
 )
+from ..vocabulary import CHAT_EXPORTS
 from ..vocabulary import FORMATS as FORMATS
 from ..vocabulary import Format as Format
 from .chat_archive import first_conversation
@@ -32,7 +33,6 @@ from .knowledge_graph import parse_knowledge_graph
 from .mcp_format import FORMAT_NAME, read_mcp_memory_jsonl
 
 DETECT_LINE_CHARS = 1 << 20  # of the first line, read to guess a file's format
-CHAT_EXPORTS: tuple[Format, ...] = ("chatgpt", "claude")  # go to ``user``, chit-chat left out
 
 
 def _require_regular_file(path: Path) -> None:

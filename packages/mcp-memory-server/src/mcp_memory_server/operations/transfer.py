@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Literal, TextIO
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mcp_memory_core.vocabulary import CHAT_EXPORTS
+
 from .vocabulary import AUTO, ImportFormat, MemoryTypeName
 
 if TYPE_CHECKING:
@@ -107,7 +109,7 @@ def import_format(request: ImportRequest) -> ImportFormat:
             "The type applies to chatgpt, claude and knowledge graph imports; an mcp-memory export keeps each "
             "memory's type: leave it empty.",
         )
-    if request.include_assistant and chosen not in ("chatgpt", "claude"):
+    if request.include_assistant and chosen not in CHAT_EXPORTS:
         raise ImportOptionError(
             "include_assistant",
             "Including the assistant's replies applies to ChatGPT and Claude.ai exports only.",
