@@ -106,7 +106,20 @@ def _claude_memories(
     return ImportFile(list(reading.memories.values()), reading.origins, chit_chat=len(reading.chit_chat))
 
 
-def _read_conversation(reading: _Reading, index: int, conversation: Any) -> None:
+@dataclass(frozen=True)
+class _Conversation:
+    """A conversation's own fields, checked: how errors name it (``where``), its name and uuid, its
+    thread, and when it started (the time of a message without one)."""
+
+    where: str
+    name: str
+    uuid: str
+    thread: str
+    started: datetime | None
+
+
+def _conversation(index: int, conversation: Any) -> tuple[_Conversation, list[Any]]:
+    """The conversation's fields and its messages, or InvalidInputError naming it."""
     if not isinstance(conversation, Mapping):
         raise InvalidInputError(
             f"conversation {index}: expected an object, got {type(conversation).__name__}."
@@ -120,24 +133,32 @@ def _read_conversation(reading: _Reading, index: int, conversation: Any) -> None
     messages = conversation.get("chat_messages")
     if not isinstance(messages, list):
         raise InvalidInputError(f"{where}: 'chat_messages' is not a list of messages.")
-    started = _time(conversation.get("created_at"), where)
     thread = validate_thread(f"claude:{uuid}"[:MAX_THREAD_CHARS])
+    return _Conversation(where, name, uuid, thread, _time(conversation.get("created_at"), where)), messages
+
+
+def _checked_message(conversation: _Conversation, position: int, message: Any) -> tuple[str, datetime]:
+    """A message's uuid and time (the conversation's when it has none), or InvalidInputError naming it."""
+    where = f"{conversation.where}, message {position}"
+    if not isinstance(message, Mapping):
+        raise InvalidInputError(f"{where}: expected an object, got {type(message).__name__}.")
+    message_id = message.get("uuid")
+    if not isinstance(message_id, str) or not message_id.strip():
+        raise InvalidInputError(f"{where}: no 'uuid'; is this a Claude.ai export's {CONVERSATIONS}?")
+    where = f"{conversation.where}, message {message_id}"
+    created = _time(message.get("created_at"), where) or conversation.started
+    if created is None:
+        raise InvalidInputError(f"{where}: no created_at on the message or the conversation.")
+    return message_id, created
+
+
+def _read_conversation(reading: _Reading, index: int, conversation: Any) -> None:
+    """Every message of the conversation checked; the ones to import added to ``reading`` in the
+    order they were sent."""
+    checked, messages = _conversation(index, conversation)
     found: list[tuple[datetime, int, str, Memory]] = []
     for position, message in enumerate(messages, start=1):
-        if not isinstance(message, Mapping):
-            raise InvalidInputError(
-                f"{where}, message {position}: expected an object, got {type(message).__name__}."
-            )
-        message_id = message.get("uuid")
-        if not isinstance(message_id, str) or not message_id.strip():
-            raise InvalidInputError(
-                f"{where}, message {position}: no 'uuid'; is this a Claude.ai export's {CONVERSATIONS}?"
-            )
-        created = _time(message.get("created_at"), f"{where}, message {message_id}") or started
-        if created is None:
-            raise InvalidInputError(
-                f"{where}, message {message_id}: no created_at on the message or the conversation."
-            )
+        message_id, created = _checked_message(checked, position, message)
         sender = message.get("sender")
         if not isinstance(sender, str) or sender not in reading.roles:
             continue
@@ -145,35 +166,47 @@ def _read_conversation(reading: _Reading, index: int, conversation: Any) -> None
         if not text:
             continue
         if is_chit_chat(text):
-            reading.chit_chat.add((uuid, message_id))
+            reading.chit_chat.add((checked.uuid, message_id))
             continue
-        content, clipped = clip(text, reading.limits.content_bytes)
-        attachments = _attachment_names(message)
-        memory = Memory(
-            id=derived_id("claude", reading.namespace, uuid, message_id),
-            content=content,
-            metadata={
-                "source": "claude",
-                "conversation": name,
-                "conversation_id": uuid,
-                "message_id": message_id,
-                "role": ROLES[sender],
-                **({"attachments": attachments} if attachments else {}),
-                **clipped,
-            },
-            created_at=created,
-            updated_at=created,
-            occurred_at=created,
-            thread=thread,
-            namespace=reading.namespace,
-            type=reading.memory_type,
-            tags=("claude",),
-        )
+        memory = _memory(reading, checked, message, message_id, ROLES[sender], text, created)
         found.append((created, position, message_id, memory))
     for _, _, message_id, memory in sorted(found, key=lambda item: (item[0], item[1])):
         if memory.id not in reading.memories:
             reading.memories[memory.id] = memory
-            reading.origins[memory.id] = f"{where}, message {message_id}"
+            reading.origins[memory.id] = f"{checked.where}, message {message_id}"
+
+
+def _memory(
+    reading: _Reading,
+    conversation: _Conversation,
+    message: Mapping[str, Any],
+    message_id: str,
+    role: str,
+    text: str,
+    created: datetime,
+) -> Memory:
+    content, clipped = clip(text, reading.limits.content_bytes)
+    attachments = _attachment_names(message)
+    return Memory(
+        id=derived_id("claude", reading.namespace, conversation.uuid, message_id),
+        content=content,
+        metadata={
+            "source": "claude",
+            "conversation": conversation.name,
+            "conversation_id": conversation.uuid,
+            "message_id": message_id,
+            "role": role,
+            **({"attachments": attachments} if attachments else {}),
+            **clipped,
+        },
+        created_at=created,
+        updated_at=created,
+        occurred_at=created,
+        thread=conversation.thread,
+        namespace=reading.namespace,
+        type=reading.memory_type,
+        tags=("claude",),
+    )
 
 
 def _time(value: Any, where: str) -> datetime | None:
