@@ -1,6 +1,7 @@
 """The Claude.ai export end to end: ``mcp-memory import`` of the zip Claude.ai mails (sqlite-vec +
 MiniLM), then a real MCP stdio client finds a message by meaning in its conversation's thread; the same
-import again adds nothing."""
+import again adds nothing. Uploaded through the web UI of a server with users, it is the uploader's
+own: a teammate finds none of it."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from typing import Any
 
 import pytest
 from e2e_helpers import module_command, payload, server_env, stdio_session
+from test_e2e_web_ui_routes import client, wait_for_job
+from ui_helpers import memory_ids, ui_server
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio, pytest.mark.usefixtures("default_plugins")]
 
@@ -104,3 +107,24 @@ async def test_a_claude_export_is_found_by_meaning_in_its_thread(tmp_path: Path)
         assert "I have been vegetarian for ten years." not in [hit["content"] for hit in elsewhere]
         anywhere = await search(s, "does this person eat meat?")
         assert anywhere[0]["content"] == "I have been vegetarian for ten years."
+
+
+def test_a_claude_export_uploaded_by_one_user_is_not_anothers(tmp_path: Path) -> None:
+    export = claude_export(tmp_path / "data-2025-06-01.zip")
+    with ui_server(tmp_path / "server") as server:
+        with client(server, "alice") as alice:
+            files = {"file": (export.name, export.read_bytes(), "application/zip")}
+            response = alice.post("/ui/import", files=files, data={"format": "auto"})
+            assert response.status_code == 303, response.text
+            status = wait_for_job(alice, response.headers["location"])
+            assert status["state"] == "done" and status["result"]["imported"] == 3, status
+            mine = alice.get("/ui/search", params={"q": "walnut cabinets soapstone", "namespace": "*"})
+            assert len(memory_ids(mine.text)) >= 1 and "the counters are soapstone" in mine.text
+        with client(server, "bob") as bob:  # alice's teammate: her private memories stay hers
+            for path, params in (
+                ("/ui/search", {"q": "walnut cabinets soapstone", "namespace": "*"}),
+                ("/ui/", {"namespace": "*"}),
+            ):
+                page = bob.get(path, params=params)
+                assert page.status_code == 200 and memory_ids(page.text) == []
+                assert "the counters are soapstone" not in page.text and "vegetarian" not in page.text
