@@ -17,7 +17,13 @@ from test_import_safety import import_file, stored
 from test_transfer import chatgpt_export, make_engine
 
 from mcp_memory_core import InvalidInputError, json_stream, surrogates, transfer
-from mcp_memory_core.transfer import chatgpt, detect_format, files, parse_chatgpt_conversations, read_memories
+from mcp_memory_core.transfer import (
+    chat_archive,
+    detect_format,
+    files,
+    parse_chatgpt_conversations,
+    read_memories,
+)
 
 
 def zip_with(path: Path, text: str) -> Path:
@@ -31,7 +37,7 @@ def zip_with(path: Path, text: str) -> Path:
 def test_a_member_inflating_past_the_cap_is_refused_before_it_is_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(chatgpt, "MAX_CHATGPT_JSON_BYTES", 1 << 20)
+    monkeypatch.setattr(chat_archive, "MAX_CHAT_JSON_BYTES", 1 << 20)
     bomb = zip_with(tmp_path / "export.zip", json.dumps(chatgpt_export()) + " " * (2 << 20))
     opened: list[Any] = []
     real_open = zipfile.ZipFile.open
@@ -127,7 +133,7 @@ def test_bad_json_is_one_sentence_naming_the_line(
 def test_a_conversation_larger_than_the_cap_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(chatgpt, "MAX_CONVERSATION_CHARS", 20_000)
+    monkeypatch.setattr(chat_archive, "MAX_CONVERSATION_CHARS", 20_000)
     export = chatgpt_export()
     export[1]["mapping"]["u1"]["message"]["content"]["parts"] = ["x" * 50_000]
     path = tmp_path / "conversations.json"

@@ -651,7 +651,7 @@ def test_import_option_mismatches_are_usage_errors(engine: MemoryEngine, tmp_pat
     result = CliRunner().invoke(cli, ["import", str(path), "--namespace", "x"])
     assert result.exit_code == 2 and "keeps each memory's namespace" in result.stderr
     result = CliRunner().invoke(cli, ["import", str(path), "--include-assistant"])
-    assert result.exit_code == 2 and "chatgpt imports only" in result.stderr
+    assert result.exit_code == 2 and "chatgpt and claude imports only" in result.stderr
     assert run("import", str(path)).stdout.strip() == "imported 0, skipped 0 (already present)"
 
 

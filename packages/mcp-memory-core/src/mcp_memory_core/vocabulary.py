@@ -34,5 +34,8 @@ class PrivacyScope(StrEnum):
 
 TagsMatch = Literal["any", "all"]  # any: at least one of the tags; all: every one of them
 
-Format = Literal["mcp-memory", "chatgpt", "mcp-knowledge-graph"]  # the formats an import reads
+Format = Literal["mcp-memory", "chatgpt", "claude", "mcp-knowledge-graph"]  # the formats an import reads
 FORMATS: tuple[Format, ...] = get_args(Format)
+# A chat assistant's data export: the person's messages, into ``user`` unless told otherwise, chit-chat
+# left out; the assistant's replies on request.
+CHAT_EXPORTS: tuple[Format, ...] = ("chatgpt", "claude")

@@ -21,8 +21,13 @@ the target namespace), so importing the same file twice inserts nothing the seco
   ``include_assistant`` adds the assistant's replies), chit-chat left out and counted
   (:mod:`..junk`), in the ``user`` namespace unless one is given (:func:`default_import_namespace`),
   dated when it was sent, its thread the
-  conversation (``chatgpt:<conversation id>``). ``conversations.json`` is read one conversation at a
-  time (:mod:`..json_stream`); inside a zip it may inflate to at most ``MAX_CHATGPT_JSON_BYTES``;
+  conversation (``chatgpt:<conversation id>``);
+- a Claude.ai data export (the same shape, :mod:`.claude`): one memory per message of the person
+  (``sender: human``; ``include_assistant`` adds Claude's replies), their text blocks only, in the
+  ``user`` namespace unless one is given, chit-chat left out and counted, dated when it was sent,
+  its thread the conversation (``claude:<conversation uuid>``). Either export's
+  ``conversations.json`` is read one conversation at a time (:mod:`.chat_archive`); inside a zip it
+  may inflate to at most ``MAX_CHAT_JSON_BYTES``;
 - the official MCP memory server's knowledge graph (``memory.jsonl`` of
   ``@modelcontextprotocol/server-memory``): one semantic memory per observation and per relation.
 
@@ -35,11 +40,14 @@ and replaces lone UTF-16 surrogates (an emoji cut in half) with U+FFFD, counting
 (:mod:`..surrogates`).
 
 The package, one module each: :mod:`.import_file` (what a reader returns), :mod:`.mcp_format` (our
-format and its reader), :mod:`.export`, :mod:`.chatgpt`, :mod:`.knowledge_graph`, :mod:`.files`
+format and its reader), :mod:`.export`, :mod:`.chat_archive` (a chat export's file), :mod:`.chatgpt`,
+:mod:`.claude`, :mod:`.knowledge_graph`, :mod:`.files`
 (reading a file, guessing its format) and :mod:`.importing` (through the engine).
 """
 
-from .chatgpt import Inflated, parse_chatgpt_conversations
+from .chat_archive import Inflated
+from .chatgpt import parse_chatgpt_conversations
+from .claude import parse_claude_conversations
 from .export import export_memories
 from .files import FORMATS, Format, default_import_namespace, detect_format, read_memories
 from .import_file import ImportFile
@@ -74,6 +82,7 @@ __all__ = [
     "import_knowledge_graph",
     "import_records",
     "parse_chatgpt_conversations",
+    "parse_claude_conversations",
     "parse_knowledge_graph",
     "read_mcp_memory_jsonl",
     "read_memories",

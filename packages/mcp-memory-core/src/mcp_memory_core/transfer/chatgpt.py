@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-import io
-import json
-import zipfile
-import zlib
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
-from dataclasses import replace
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any, TextIO
+from typing import Any
 
-from .. import json_stream
 from ..errors import InvalidInputError
 from ..junk import is_chit_chat
 from ..models import (
@@ -29,14 +22,11 @@ from ..validation import (
     validate_namespace,
     validate_thread,
 )
-from .import_file import ENCODING, ImportFile, clip
+from .chat_archive import not_a_list, read_conversations
+from .import_file import ImportFile, clip
 
-# A ChatGPT export's conversations.json is read one conversation at a time; inside a zip it may not
-# inflate past this (a zip bomb: a few megabytes that inflate to gigabytes), and no conversation may
-# be longer than this (a conversation that never ends is not one).
-MAX_CHATGPT_JSON_BYTES = 512 << 20
-MAX_CONVERSATION_CHARS = 64 << 20
-NOT_A_LIST = "A ChatGPT export's conversations.json holds a JSON list of conversations; this is not a list."
+CHATGPT_EXPORT = "A ChatGPT export"
+NOT_A_LIST = not_a_list(CHATGPT_EXPORT)
 
 CHATGPT_TEXT_TYPES = frozenset({"text", "multimodal_text"})
 
@@ -169,92 +159,19 @@ def _chatgpt_memories(
     return ImportFile(list(memories.values()), origins, chit_chat=len(chit_chat))
 
 
-def _mib(size: int) -> str:
-    return f"{size / (1 << 20):.1f} MiB"
-
-
-class Inflated(io.RawIOBase):
-    """A zip member's bytes, counted as they are read: past ``limit``, InvalidInputError(``refusal``)
-    (a zip's header may understate what its member inflates to)."""
-
-    def __init__(self, raw: IO[bytes], *, limit: int, refusal: str) -> None:
-        self.raw, self.limit, self.refusal, self.count = raw, limit, refusal, 0
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        data = self.raw.read(len(buffer))
-        self.count += len(data)
-        if self.count > self.limit:
-            raise InvalidInputError(self.refusal)
-        memoryview(buffer)[: len(data)] = data
-        return len(data)
-
-
-@contextmanager
-def _chatgpt_text(path: Path) -> Iterator[TextIO]:
-    """The text of ``conversations.json``: the file itself, or the member of the export's ``.zip``
-    (refused, unread, when its header says it inflates past MAX_CHATGPT_JSON_BYTES; stopped there
-    whatever the header says)."""
-    if not zipfile.is_zipfile(path):
-        with path.open(encoding=ENCODING) as handle:
-            yield handle
-        return
-    with zipfile.ZipFile(path) as archive:
-        found = [i for i in archive.infolist() if i.filename.rsplit("/", 1)[-1] == "conversations.json"]
-        if not found:
-            raise InvalidInputError(f"{path} is a zip without a conversations.json.")
-        member = min(found, key=lambda info: len(info.filename))
-        limit = MAX_CHATGPT_JSON_BYTES
-
-        def refusal(size: str) -> str:
-            return (
-                f"{path}: its conversations.json inflates to {size}, more than the {_mib(limit)} an import "
-                "reads from a zip; unzip it and import the conversations.json file itself."
-            )
-
-        if member.file_size > limit:
-            raise InvalidInputError(refusal(_mib(member.file_size)))
-        with archive.open(member) as raw:
-            inflated = Inflated(raw, limit=limit, refusal=refusal(f"more than {_mib(limit)}"))
-            with io.TextIOWrapper(io.BufferedReader(inflated), encoding=ENCODING) as text:
-                yield text
-
-
 def read_chatgpt(
     path: Path, *, namespace: str, include_assistant: bool, memory_type: MemoryType, limits: Limits
 ) -> ImportFile:
     """The memories of a ChatGPT export (``conversations.json`` or its ``.zip``), read one conversation
     at a time, counting the lone surrogates replaced with U+FFFD (ChatGPT exports hold emoji cut in half)."""
-    repaired = 0
 
-    def conversations(text: TextIO) -> Iterator[Any]:
-        nonlocal repaired
-        for conversation, count in json_stream.iter_array(text, max_element_chars=MAX_CONVERSATION_CHARS):
-            repaired += count
-            yield conversation
+    def build(conversations: Iterable[Any]) -> ImportFile:
+        return _chatgpt_memories(
+            conversations,
+            namespace=namespace,
+            include_assistant=include_assistant,
+            memory_type=memory_type,
+            limits=limits,
+        )
 
-    try:
-        with _chatgpt_text(path) as text:
-            parsed = _chatgpt_memories(
-                conversations(text),
-                namespace=namespace,
-                include_assistant=include_assistant,
-                memory_type=memory_type,
-                limits=limits,
-            )
-    except json_stream.NotAnArray:
-        raise InvalidInputError(NOT_A_LIST) from None
-    except json_stream.ElementTooLarge as exc:
-        raise InvalidInputError(
-            f"{path}: conversation {exc.index} is larger than {MAX_CONVERSATION_CHARS:,} characters; "
-            "is this a ChatGPT export's conversations.json?"
-        ) from None
-    except json.JSONDecodeError as exc:
-        raise InvalidInputError(f"{path}: not JSON (line {exc.lineno}: {exc.msg}).") from None
-    except UnicodeDecodeError as exc:
-        raise InvalidInputError(f"{path}: not UTF-8 text ({exc.reason}).") from None
-    except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
-        raise InvalidInputError(f"{path}: the zip is damaged ({exc}); download the export again.") from None
-    return replace(parsed, repaired=repaired)
+    return read_conversations(path, build, export=CHATGPT_EXPORT)

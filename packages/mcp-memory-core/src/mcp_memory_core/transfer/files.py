@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import stat
 import zipfile
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from ..errors import InvalidInputError
 from ..models import (
@@ -21,9 +22,12 @@ from ..validation import (
     DEFAULT_LIMITS,
     Limits,
 )
+from ..vocabulary import CHAT_EXPORTS
 from ..vocabulary import FORMATS as FORMATS
 from ..vocabulary import Format as Format
+from .chat_archive import first_conversation
 from .chatgpt import read_chatgpt
+from .claude import read_claude
 from .import_file import ENCODING, ImportFile
 from .knowledge_graph import parse_knowledge_graph
 from .mcp_format import FORMAT_NAME, read_mcp_memory_jsonl
@@ -56,21 +60,37 @@ def default_import_namespace(format: Format) -> str | None:
     """Where an import of ``format`` goes when no namespace is given: a chat export (what a person
     told an assistant, about themselves) into ``user``, read from every project; ``None`` for the
     others (the current project's; an mcp-memory export keeps each memory's own)."""
-    return USER_NAMESPACE if format == "chatgpt" else None
+    return USER_NAMESPACE if format in CHAT_EXPORTS else None
+
+
+def _chat_export(path: Path) -> Format:
+    """Whose chat export a zip or a JSON list is, from its first conversation: ChatGPT's have a
+    ``mapping`` of messages, Claude.ai's ``chat_messages`` (an empty list: ChatGPT's, nothing to import)."""
+    some, first = first_conversation(path, export="A ChatGPT or Claude.ai export")
+    shape: Any = first if isinstance(first, Mapping) else {}
+    if not some or "mapping" in shape:
+        return "chatgpt"
+    if "chat_messages" in shape:
+        return "claude"
+    raise InvalidInputError(
+        f"{path} is a JSON list, but of neither ChatGPT conversations (with 'mapping') nor Claude.ai "
+        f"conversations (with 'chat_messages'); pass --format ({', '.join(FORMATS)})."
+    )
 
 
 def detect_format(path: Path) -> Format:
-    """Guess a file's format from its first bytes: a zip or a JSON list is a ChatGPT export; JSON
-    Lines with an mcp-memory header is ours; ``"type": "entity"|"relation"`` lines are a knowledge graph."""
+    """Guess a file's format from its first bytes: a zip or a JSON list is a chat export (ChatGPT's or
+    Claude.ai's, told by its first conversation); JSON Lines with an mcp-memory header is ours;
+    ``"type": "entity"|"relation"`` lines are a knowledge graph."""
     _require_regular_file(path)
     if zipfile.is_zipfile(path):
-        return "chatgpt"
+        return _chat_export(path)
     with path.open(encoding=ENCODING, errors="replace") as handle:
         head = handle.read(4096).lstrip()
         handle.seek(0)
         first = _first_line(handle)
     if head.startswith("["):
-        return "chatgpt"
+        return _chat_export(path)
     try:
         data = json.loads(first)
     except json.JSONDecodeError:
@@ -96,11 +116,11 @@ def read_memories(
 ) -> ImportFile:
     """Read and validate a whole file before anything is written (a bad line late in a file must not
     leave half an import behind; pass the importing engine's ``limits``). ``namespace`` is the
-    target of the chatgpt and knowledge-graph formats (default: :func:`default_import_namespace`,
+    target of the chat exports and the knowledge-graph format (default: :func:`default_import_namespace`,
     else ``default``); mcp-memory records keep their own, and ``memory_type`` (default: semantic —
     imported history is usually older than the episodic lifetime and would expire at once) applies
-    to those two formats only. ``owner`` owns what the file does not give an owner (every memory of the
-    chatgpt and knowledge-graph formats)."""
+    to those formats only. ``owner`` owns what the file does not give an owner (every memory of the
+    chat exports and knowledge graphs)."""
     _require_regular_file(path)
     target = namespace or default_import_namespace(format) or DEFAULT_NAMESPACE
     read = _read_memories(path, format, target, now, include_assistant, memory_type, owner, limits)
@@ -120,8 +140,9 @@ def _read_memories(
     owner: str,
     limits: Limits,
 ) -> ImportFile:
-    if format == "chatgpt":
-        return read_chatgpt(
+    if format in CHAT_EXPORTS:
+        read = read_chatgpt if format == "chatgpt" else read_claude
+        return read(
             path,
             namespace=namespace,
             include_assistant=include_assistant,

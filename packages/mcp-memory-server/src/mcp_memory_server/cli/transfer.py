@@ -34,13 +34,13 @@ if TYPE_CHECKING:
 
 # An option the file's format does not take, in the command line's words.
 _BOTH = (
-    "--namespace and --type apply to chatgpt and mcp-knowledge-graph imports; an mcp-memory "
+    "--namespace and --type apply to chatgpt, claude and mcp-knowledge-graph imports; an mcp-memory "
     "export keeps each memory's namespace and type (export with --namespace to select one)."
 )
 IMPORT_OPTION_WORDS: dict[ImportOption, str] = {
     "namespace": _BOTH,
     "type": _BOTH,
-    "include_assistant": "--include-assistant applies to chatgpt imports only.",
+    "include_assistant": "--include-assistant applies to chatgpt and claude imports only.",
 }
 
 
@@ -192,23 +192,28 @@ def _export_to_file(
     type=click.Choice([AUTO, *IMPORT_FORMATS]),
     default=AUTO,
     show_default=True,
-    help="mcp-memory (an export), chatgpt (conversations.json or the export .zip), mcp-knowledge-graph "
-    "(memory.jsonl of @modelcontextprotocol/server-memory); auto guesses from the content.",
+    help="mcp-memory (an export), chatgpt (conversations.json or the export .zip), claude (Claude.ai's "
+    "conversations.json or the export .zip), mcp-knowledge-graph (memory.jsonl of "
+    "@modelcontextprotocol/server-memory); auto guesses from the content.",
 )
 @click.option(
     "--namespace",
     default=None,
-    help="Target namespace for chatgpt and knowledge-graph imports (default: 'user' for chatgpt, the "
-    "current project's for a knowledge graph). mcp-memory exports keep each memory's own namespace.",
+    help="Target namespace for chatgpt, claude and knowledge-graph imports (default: 'user' for chatgpt "
+    "and claude, the current project's for a knowledge graph). mcp-memory exports keep each memory's own "
+    "namespace.",
 )
 @click.option(
     "--type",
     "memory_type",
     type=click.Choice(MEMORY_TYPES),
     default=None,
-    help="Memory type for chatgpt and knowledge-graph imports (default semantic: kept until deleted).",
+    help="Memory type for chatgpt, claude and knowledge-graph imports (default semantic: kept until "
+    "deleted).",
 )
-@click.option("--include-assistant", is_flag=True, help="chatgpt: also import the assistant's replies.")
+@click.option(
+    "--include-assistant", is_flag=True, help="chatgpt, claude: also import the assistant's replies."
+)
 @click.option(
     "--batch-size",
     type=click.IntRange(1, MAX_BATCH_SIZE),

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Literal, TextIO
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mcp_memory_core.vocabulary import CHAT_EXPORTS
+
 from .vocabulary import AUTO, ImportFormat, MemoryTypeName
 
 if TYPE_CHECKING:
@@ -29,8 +31,9 @@ Progress = Callable[[int, int], None]  # (done, total)
 
 
 class ImportRequest(BaseModel):
-    """What to import: a file, its format (``auto``: guessed from its first bytes), and for the chatgpt
-    and knowledge-graph formats the target namespace, memory type and the assistant's replies."""
+    """What to import: a file, its format (``auto``: guessed from its first bytes), and for the chat
+    exports (chatgpt, claude) and knowledge graphs the target namespace and memory type; for the chat
+    exports, the assistant's replies too."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -97,18 +100,19 @@ def import_format(request: ImportRequest) -> ImportFormat:
     if chosen == "mcp-memory" and request.namespace:
         raise ImportOptionError(
             "namespace",
-            "The namespace applies to chatgpt and knowledge graph imports; an mcp-memory export keeps "
+            "The namespace applies to chatgpt, claude and knowledge graph imports; an mcp-memory export keeps "
             "each memory's namespace: leave it empty.",
         )
     if chosen == "mcp-memory" and request.memory_type:
         raise ImportOptionError(
             "type",
-            "The type applies to chatgpt and knowledge graph imports; an mcp-memory export keeps each "
+            "The type applies to chatgpt, claude and knowledge graph imports; an mcp-memory export keeps each "
             "memory's type: leave it empty.",
         )
-    if request.include_assistant and chosen != "chatgpt":
+    if request.include_assistant and chosen not in CHAT_EXPORTS:
         raise ImportOptionError(
-            "include_assistant", "Including the assistant's replies applies to ChatGPT exports only."
+            "include_assistant",
+            "Including the assistant's replies applies to ChatGPT and Claude.ai exports only.",
         )
     return chosen
 
