@@ -1,0 +1,85 @@
+"""The rules of tidying a memory, without a store: which memories are near-duplicates of each other,
+which are junk, and what "the same words" means for a superseded leftover. The engine's tidy part
+(:mod:`.engine.tidy`) reads the memories a scope may change and applies these rules to them.
+
+- **Near-duplicates**: the cosine similarity of two memories' stored whole-text vectors is at or
+  above the duplicate threshold (calibrated for all-MiniLM-L6-v2 on labelled pairs, see ``models``);
+  a cluster is every memory linked to another by such a pair (transitive: single linkage), and it
+  names each link with its similarity.
+- **Junk**: a memory without content worth keeping, the rule of :func:`~.junk.is_chit_chat`
+  (greetings, thanks, acknowledgements, one-word replies, lines without a letter or digit). Short
+  real facts ("Maya is vegetarian", "Use uv") are kept.
+- **The same words**: case, punctuation and spacing aside (:func:`same_words`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from .junk import is_chit_chat
+
+SIMILARITY_BLOCK = 1024  # rows of the similarity matrix computed at once (1024 x n floats)
+
+_WORDS = re.compile(r"\w+")
+
+
+def is_junk(content: str) -> bool:
+    """Whether a memory holds nothing worth keeping (see this module's docstring)."""
+    return is_chit_chat(content)
+
+
+def same_words(content: str) -> str:
+    """``content`` reduced to its words, case-folded: two texts that differ only in case, punctuation
+    or spacing reduce to the same string."""
+    return " ".join(_WORDS.findall(content.casefold()))
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """Near-duplicates: ``members`` in the order given, and every ``links`` pair (first, second,
+    cosine similarity) at or above the threshold among them, in the order of the members."""
+
+    members: tuple[str, ...]
+    links: tuple[tuple[str, str, float], ...]
+
+
+def duplicate_clusters(ids: Sequence[str], vectors: npt.ArrayLike, threshold: float) -> list[Cluster]:
+    """The clusters of two or more of ``ids`` linked by cosine similarities of at least ``threshold``
+    (rows of ``vectors`` are unit vectors, one per id), in the order of their first member."""
+    matrix = np.asarray(vectors, dtype=np.float32)
+    parent = list(range(len(ids)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    links: list[tuple[int, int, float]] = []
+    for start in range(0, len(ids), SIMILARITY_BLOCK):
+        block = matrix[start : start + SIMILARITY_BLOCK] @ matrix.T
+        rows, columns = np.nonzero(block >= threshold)
+        for row, column in zip(rows.tolist(), columns.tolist(), strict=True):
+            first = start + row
+            if column > first:
+                links.append((first, column, float(block[row, column])))
+                parent[root(column)] = root(first)
+    members: dict[int, list[int]] = {}
+    for i in range(len(ids)):  # in the order given: each cluster's members, and the clusters
+        members.setdefault(root(i), []).append(i)
+    linked: dict[int, list[tuple[int, int, float]]] = {}
+    for link in sorted(links):
+        linked.setdefault(root(link[0]), []).append(link)
+    return [
+        Cluster(
+            members=tuple(ids[i] for i in group),
+            links=tuple((ids[a], ids[b], round(similarity, 4)) for a, b, similarity in linked[key]),
+        )
+        for key, group in members.items()
+        if len(group) > 1
+    ]
