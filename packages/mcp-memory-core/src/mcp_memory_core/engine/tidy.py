@@ -56,7 +56,8 @@ class TidyProposal:
     """One proposed change. ``ids``: the memories concerned, oldest first; with ``keep`` (duplicates,
     superseded) the others become older versions of ``keep``, otherwise each is tombstoned.
     ``stamps``: each memory's ``updated_at`` (ISO 8601) when proposed. ``similarities``: a duplicate
-    cluster's links, (id, id, cosine similarity) at or above the threshold."""
+    cluster's links, (id, id, cosine similarity) at or above the threshold; ``contents``: what each
+    memory says, in the order of ``ids``."""
 
     kind: str
     ids: tuple[str, ...]
@@ -64,6 +65,7 @@ class TidyProposal:
     reason: str
     stamps: tuple[str, ...]
     similarities: tuple[tuple[str, str, float], ...] = ()
+    contents: tuple[str, ...] = ()  # each memory's content, to show (not part of its identity)
 
     @property
     def changes(self) -> tuple[str, ...]:
@@ -295,6 +297,7 @@ def _proposal(
         reason=reason,
         stamps=tuple(m.updated_at.isoformat() for m in ordered),
         similarities=similarities,
+        contents=tuple(m.content for m in ordered),
     )
 
 
