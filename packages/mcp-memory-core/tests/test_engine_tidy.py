@@ -58,8 +58,8 @@ def test_near_duplicates_are_one_cluster_with_the_newest_kept_and_each_similarit
     assert set(cluster.changes) == {first, second}
     pairs = {frozenset((a, b)): s for a, b, s in cluster.similarities}
     assert set(pairs) == {frozenset((first, second)), frozenset((first, third)), frozenset((second, third))}
-    assert all(s >= engine.duplicate_threshold for s in pairs.values())
-    assert "near-duplicates" in cluster.reason and "0.87" in cluster.reason
+    assert all(s >= engine.tidy_threshold for s in pairs.values())
+    assert "near-duplicates" in cluster.reason and "0.93" in cluster.reason
     assert other not in {i for p in plan.proposals for i in p.ids}
 
 
@@ -241,3 +241,14 @@ def test_another_users_memories_are_never_proposed_nor_applied():
     assert outcome.folded == {} and outcome.junk == [] and len(outcome.skipped) == 2
     assert snapshot(engine) == before
     assert all("missing" in reason for _, reason in outcome.skipped)
+
+
+def test_the_tidy_threshold_is_a_setting(monkeypatch):
+    from mcp_memory_core import Settings
+    from mcp_memory_core.models import TIDY_THRESHOLD
+
+    assert Settings().tidy_threshold == TIDY_THRESHOLD == 0.93  # docs/benchmarks.md, tidy
+    monkeypatch.setenv("MCP_MEMORY_TIDY_THRESHOLD", "0.9")
+    assert Settings().tidy_threshold == 0.9
+    engine = MemoryEngine(InMemoryStore(), HashEmbedder(), SimilarityRanker(), tidy_threshold=0.5)
+    assert engine.tidy_proposals().threshold == 0.5

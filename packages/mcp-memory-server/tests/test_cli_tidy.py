@@ -65,7 +65,7 @@ def test_tidy_json_lists_the_proposals_with_reasons_and_changes_nothing(store: N
     assert set(kinds) == {"duplicates", "junk"}
     duplicates = kinds["duplicates"]
     assert duplicates["ids"] == [ids["first"], ids["second"]] and duplicates["keep"] == ids["second"]
-    assert duplicates["links"][0]["similarity"] >= report["threshold"] == 0.87
+    assert duplicates["links"][0]["similarity"] >= report["threshold"] == 0.93
     assert duplicates["contents"] == [
         "Maya lives in Berlin with her cat",
         "With her cat Maya lives in Berlin",
@@ -78,7 +78,7 @@ def test_tidy_json_lists_the_proposals_with_reasons_and_changes_nothing(store: N
 def test_tidy_prints_each_proposal_and_its_reason(store: None) -> None:
     ids = seed()
     text = ok("tidy").stdout
-    assert text.startswith("2 proposals among 4 memories")
+    assert text.startswith("2 proposals among 4 memories (the current project and 'user'): 1 junk, 1 near")
     assert f"keep {ids['second']}" in text and f"fold {ids['first']}" in text and "why: " in text
     assert "junk: tombstone" in text and "'thanks!'" in text
 
@@ -102,8 +102,9 @@ def test_apply_yes_folds_duplicates_tombstones_junk_and_touches_nothing_else(sto
 def test_apply_says_what_it_did(store: None) -> None:
     ids = seed()
     text = ok("tidy", "--apply", "--yes").stdout
-    assert "Tidied: 1 near-duplicates and 0 leftovers folded into version chains, 1 junk" in text
-    assert f"folded into {ids['second']}: {ids['first']}" in text
+    assert text.startswith("2 proposals among 4 memories")  # what is applied is shown first
+    assert "Tidied: 1 near-duplicates and 0 superseded leftovers folded into version chains; 1 junk" in text
+    assert f"near-duplicates folded into {ids['second']}: {ids['first']}" in text
     assert f"junk tombstoned: {ids['junk']}" in text
 
 

@@ -3,7 +3,7 @@ which are junk, and what "the same words" means for a superseded leftover. The e
 (:mod:`.engine.tidy`) reads the memories a scope may change and applies these rules to them.
 
 - **Near-duplicates**: the cosine similarity of two memories' stored whole-text vectors is at or
-  above the duplicate threshold (calibrated for all-MiniLM-L6-v2 on labelled pairs, see ``models``);
+  above the tidy threshold (:data:`TIDY_THRESHOLD`, calibrated for all-MiniLM-L6-v2);
   a cluster is every memory linked to another by such a pair (transitive: single linkage), and it
   names each link with its similarity.
 - **Junk**: a memory without content worth keeping, the rule of :func:`~.junk.is_chit_chat`
@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .junk import is_chit_chat
+from .models import TIDY_THRESHOLD as TIDY_THRESHOLD
 
 SIMILARITY_BLOCK = 1024  # rows of the similarity matrix computed at once (1024 x n floats)
 

@@ -18,6 +18,12 @@ if TYPE_CHECKING:
 
     from ..operations.tidy import Proposal, TidyApplied, TidyReport
 
+COUNTED = {
+    "expired": "expired",
+    "junk": "junk",
+    "superseded": "superseded leftovers",
+    "duplicates": "near-duplicate clusters",
+}
 ACTIONS = {
     "duplicates": "near-duplicates: fold into a version chain",
     "superseded": "superseded leftover: fold into the chain that replaced it",
@@ -48,7 +54,7 @@ def report_text(report: TidyReport) -> str:
     where = report.namespace or "the current project and 'user'"
     if not report.proposals:
         return f"Nothing to tidy among {report.examined} memories ({where})."
-    counted = ", ".join(f"{n} {kind}" for kind, n in report.counts.items() if n)
+    counted = ", ".join(f"{n} {COUNTED[kind]}" for kind, n in report.counts.items() if n)
     head = f"{len(report.proposals)} proposals among {report.examined} memories ({where}): {counted}."
     return "\n".join([head, *(line for p in report.proposals for line in ["", *proposal_lines(p)])])
 
@@ -56,12 +62,12 @@ def report_text(report: TidyReport) -> str:
 def applied_text(applied: TidyApplied) -> str:
     counts = applied.counts
     lines = [
-        f"Tidied: {counts['folded']} near-duplicates and {counts['superseded']} leftovers folded into "
-        f"version chains, {counts['junk']} junk and {counts['expired']} expired memories tombstoned, "
-        f"{counts['skipped']} proposals skipped."
+        f"Tidied: {counts['folded']} near-duplicates and {counts['superseded']} superseded leftovers "
+        f"folded into version chains; {counts['junk']} junk and {counts['expired']} expired memories "
+        f"tombstoned; {counts['skipped']} proposals skipped."
     ]
-    for kind, chains in (("folded", applied.folded), ("superseded", applied.superseded)):
-        lines += [f"  {kind} into {head}: {', '.join(ids)}" for head, ids in chains.items()]
+    for kind, chains in (("near-duplicates", applied.folded), ("leftovers", applied.superseded)):
+        lines += [f"  {kind} folded into {head}: {', '.join(ids)}" for head, ids in chains.items()]
     for kind, ids in (("junk", applied.junk), ("expired", applied.expired)):
         if ids:
             lines.append(f"  {kind} tombstoned: {', '.join(ids)}")
