@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Literal, get_args
 
 import numpy as np
 import numpy.typing as npt
@@ -44,7 +45,8 @@ from .basis import EngineBasis
 from .chains import Chains
 from .reads import Reads
 
-KINDS = ("expired", "junk", "superseded", "duplicates")  # precedence, and the order of apply
+TidyKind = Literal["expired", "junk", "superseded", "duplicates"]
+KINDS: tuple[TidyKind, ...] = get_args(TidyKind)  # precedence, and the order of apply
 JUNK_REASON = (
     "no content worth keeping (a greeting, thanks, an acknowledgement, a one-word reply or a line "
     "without words): tombstoned, restorable"
@@ -59,7 +61,7 @@ class TidyProposal:
     cluster's links, (id, id, cosine similarity) at or above the threshold; ``contents``: what each
     memory says, in the order of ``ids``."""
 
-    kind: str
+    kind: TidyKind
     ids: tuple[str, ...]
     keep: str | None
     reason: str
@@ -283,7 +285,7 @@ def _comparable(memory: Memory) -> tuple[str, ...]:
 
 
 def _proposal(
-    kind: str,
+    kind: TidyKind,
     memories: Sequence[Memory],
     keep: Memory | None,
     reason: str,

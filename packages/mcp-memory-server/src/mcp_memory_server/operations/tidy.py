@@ -47,7 +47,7 @@ class Proposal(_Model):
     @classmethod
     def of(cls, proposal: TidyProposal) -> Proposal:
         return cls(
-            kind=proposal.kind,  # type: ignore[arg-type]
+            kind=proposal.kind,
             ids=list(proposal.ids),
             keep=proposal.keep,
             reason=proposal.reason,
