@@ -12,7 +12,7 @@ import pytest
 
 from mcp_memory_core import MemoryEngine, Scope
 from mcp_memory_core.engine.tidy import TidyProposal
-from mcp_memory_core.tidying import duplicate_clusters
+from mcp_memory_core.tidying import duplicate_clusters, minimal_pair
 from mcp_memory_rankers import SimilarityRanker
 from mcp_memory_testing import HashEmbedder, InMemoryStore, TickingClock
 
@@ -58,8 +58,8 @@ def test_near_duplicates_are_one_cluster_with_the_newest_kept_and_each_similarit
     assert set(cluster.changes) == {first, second}
     pairs = {frozenset((a, b)): s for a, b, s in cluster.similarities}
     assert set(pairs) == {frozenset((first, second)), frozenset((first, third)), frozenset((second, third))}
-    assert all(s >= engine.tidy_threshold for s in pairs.values())
-    assert "near-duplicates" in cluster.reason and "0.93" in cluster.reason
+    assert all(s >= engine.duplicate_threshold for s in pairs.values())
+    assert "near-duplicates" in cluster.reason and "0.87" in cluster.reason
     assert other not in {i for p in plan.proposals for i in p.ids}
 
 
@@ -243,12 +243,52 @@ def test_another_users_memories_are_never_proposed_nor_applied():
     assert all("missing" in reason for _, reason in outcome.skipped)
 
 
-def test_the_tidy_threshold_is_a_setting(monkeypatch):
-    from mcp_memory_core import Settings
-    from mcp_memory_core.models import TIDY_THRESHOLD
-
-    assert Settings().tidy_threshold == TIDY_THRESHOLD == 0.93  # docs/benchmarks.md, tidy
-    monkeypatch.setenv("MCP_MEMORY_TIDY_THRESHOLD", "0.9")
-    assert Settings().tidy_threshold == 0.9
-    engine = MemoryEngine(InMemoryStore(), HashEmbedder(), SimilarityRanker(), tidy_threshold=0.5)
+def test_the_threshold_is_the_engines_duplicate_threshold():
+    engine = MemoryEngine(InMemoryStore(), HashEmbedder(), SimilarityRanker(), duplicate_threshold=0.5)
     assert engine.tidy_proposals().threshold == 0.5
+    assert MemoryEngine(InMemoryStore(), HashEmbedder(), SimilarityRanker()).tidy_proposals().threshold == 0.87
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "minimal"),
+    [
+        ("Maya likes hiking in the Alps", "Maya likes skiing in the Alps", True),  # one word replaced
+        ("Maya is allergic to cats", "Maya's son is allergic to cats", True),  # two words apart
+        ("Atlas uses Redis 6 for caching", "Atlas now uses Redis 7 for caching", True),
+        ("Deploys go out on Fridays.", "deploys go out on FRIDAYS!", False),  # the same words
+        ("Maya's manager is Dana Kim", "Dana Kim is Maya's manager", False),  # reordered
+        ("Maya drinks her coffee black", "Maya takes her coffee black, no sugar or milk", False),
+    ],
+)
+def test_a_minimal_pair_is_one_or_two_words_apart(first, second, minimal):
+    assert minimal_pair(first, second) is minimal
+    assert minimal_pair(second, first) is minimal
+
+
+def test_a_minimal_pair_is_never_linked_nor_clustered():
+    ids = ["hiking", "skiing", "enjoys"]
+    texts = [
+        "Maya likes hiking in the Alps",
+        "Maya likes skiing in the Alps",
+        "In the Alps Maya enjoys hiking",
+    ]
+    same = np.ones((3, 4)) / 2.0  # every cosine is 1.0
+    assert duplicate_clusters(ids[:2], same[:2], 0.9) != []  # cosine alone links them
+    assert duplicate_clusters(ids[:2], same[:2], 0.9, texts=texts[:2]) == []
+    # linked through a third memory, the two would land in one cluster: no cluster is proposed
+    assert duplicate_clusters(ids, same, 0.9, texts=texts) == []
+    folded = duplicate_clusters(["a", "b"], same[:2], 0.9, texts=["Use uv.", "use UV"])
+    assert [c.members for c in folded] == [("a", "b")]
+
+
+def test_the_engine_never_folds_a_minimal_pair(engine):
+    store(engine, "Maya likes hiking in the Alps")
+    store(engine, "Maya likes skiing in the Alps")
+    store(engine, "the Alps Maya likes skiing in")  # the same words as the second, reordered: folded
+    [cluster] = by_kind(engine.tidy_proposals().proposals, "duplicates")
+    assert cluster.contents == ("Maya likes skiing in the Alps", "the Alps Maya likes skiing in")
+
+
+def test_the_same_words_in_another_order_are_no_minimal_pair():
+    assert not minimal_pair("Maya lives in Berlin", "Berlin Maya lives in")  # one word moved: 2 edits
+    assert minimal_pair("Maya lives in Berlin", "Maya lives in Paris")

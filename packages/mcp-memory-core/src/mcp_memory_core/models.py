@@ -75,9 +75,6 @@ class SearchHit:
 # results are in docs/benchmarks.md. Another embedding model needs its own values.
 DEDUP_THRESHOLD = 0.73  # listed in `similar`: best F1 of "restates or updates it" on the dev half
 DUPLICATE_THRESHOLD = 0.87  # relation "duplicate", replaced under supersede: ≥ 0.95 precision on dev
-# Near-duplicates `mcp-memory tidy` folds into one chain, on a labelled store (benchmarks/tidy_precision.py):
-# higher, since folding is not reading a list; at 0.87 one merged pair in 15 was two different facts.
-TIDY_THRESHOLD = 0.93
 
 
 @dataclass(frozen=True)

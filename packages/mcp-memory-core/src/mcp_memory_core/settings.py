@@ -12,7 +12,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from .context import derive_project
 from .lifecycle import TTLPolicy, parse_duration
-from .models import DEDUP_THRESHOLD, DUPLICATE_THRESHOLD, LOCAL_USER, TIDY_THRESHOLD, MemoryType
+from .models import DEDUP_THRESHOLD, DUPLICATE_THRESHOLD, LOCAL_USER, MemoryType
 from .relevance import Calibrated, RelevanceFloor
 from .scope import validate_principal
 from .validation import DEFAULT_LIMITS, Limits, validate_namespace
@@ -87,13 +87,6 @@ class Settings(BaseSettings):
         le=1.0,
         description="Similarity at which a listed memory's relation is duplicate (restated or revised) "
         "rather than related; conflict policy supersede replaces only a duplicate",
-    )
-    tidy_threshold: float = Field(
-        default=TIDY_THRESHOLD,
-        ge=0.0,
-        le=1.0,
-        description="Similarity at which mcp-memory tidy proposes folding near-duplicates into one version "
-        "chain (calibrated for all-MiniLM-L6-v2: docs/benchmarks.md)",
     )
     conflict_policy: Literal["report", "supersede"] = Field(
         default="report",

@@ -21,7 +21,6 @@ from ..models import (
     DEFAULT_NAMESPACE,
     DUPLICATE_THRESHOLD,
     LOCAL_USER,
-    TIDY_THRESHOLD,
     Memory,
     MemoryFilter,
     utcnow,
@@ -53,7 +52,6 @@ class EngineBasis:
         ttl: TTLPolicy | None = None,
         dedup_threshold: float = DEDUP_THRESHOLD,
         duplicate_threshold: float = DUPLICATE_THRESHOLD,
-        tidy_threshold: float = TIDY_THRESHOLD,
         conflict_policy: str = "report",
         context: Mapping[str, Any] | None = None,
         default_scope: Scope | None = None,
@@ -81,7 +79,6 @@ class EngineBasis:
         self.ttl = ttl or TTLPolicy()
         self.dedup_threshold = dedup_threshold
         self.duplicate_threshold = duplicate_threshold
-        self.tidy_threshold = tidy_threshold
         self.conflict_policy = conflict_policy
         self.context = dict(context) if context else None
         self.limits = limits

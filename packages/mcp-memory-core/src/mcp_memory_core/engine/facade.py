@@ -55,8 +55,7 @@ class MemoryEngine(EngineBasis):
     ``dedup_threshold`` the similarity at which ``store_memory`` lists an existing memory as similar,
     ``duplicate_threshold`` the one at which such a memory's relation is ``duplicate``, and
     ``conflict_policy`` (``report`` or ``supersede``) whether the closest duplicate is replaced (both
-    thresholds default to values calibrated for all-MiniLM-L6-v2, see ``models``), ``tidy_threshold``
-    the similarity at which ``tidy_proposals`` proposes folding near-duplicates; ``context`` is
+    thresholds default to values calibrated for all-MiniLM-L6-v2, see ``models``); ``context`` is
     attached to new memories as ``metadata["context"]``. ``track_access`` (default on) makes every
     search add one access to each memory it returns. ``default_scope`` is the scope of calls made
     without one (default: the local user working in ``namespace``); ``require_scope=True`` makes

@@ -14,7 +14,8 @@ the call (the home namespaces by default, every readable one with ``"*"``):
   states was replaced, and it was left behind. (Said after that update, it is the current truth
   again and is no leftover.) Applying makes it an older version of that head;
 - ``duplicates``: a cluster of near-duplicates (:func:`~..tidying.duplicate_clusters` at the
-  engine's ``tidy_threshold``, on the stored vectors of their whole texts) of one namespace,
+  engine's ``duplicate_threshold``, on the stored vectors of their whole texts, never a minimal
+  pair: an update or a different fact, which cosine cannot tell apart) of one namespace,
   type and privacy scope (episodic memories: also one day: the same words on another day are
   another event). Applying keeps the newest as the head and makes the others its older versions,
   one after the other, oldest first (each points at the next), so ``history`` of any of them shows
@@ -144,7 +145,7 @@ class Tidy:
         clusters = self._clusters([m for m in kept if m.id not in folded])
         proposals = [_expired(m, basis.ttl.expires_at(m) or now) for m in expired]
         proposals += [_proposal("junk", [m], None, JUNK_REASON) for m in junk]
-        return TidyPlan(proposals + leftovers + clusters, len(mine), basis.tidy_threshold)
+        return TidyPlan(proposals + leftovers + clusters, len(mine), basis.duplicate_threshold)
 
     # -- the rules that need more than one memory --------------------------------------------------
     def _leftovers(
@@ -177,7 +178,7 @@ class Tidy:
         return proposals
 
     def _clusters(self, memories: list[Memory]) -> list[TidyProposal]:
-        threshold = self._basis.tidy_threshold
+        threshold = self._basis.duplicate_threshold
         groups: dict[tuple[str, ...], list[Memory]] = {}
         for memory in memories:
             groups.setdefault(_comparable(memory), []).append(memory)
@@ -186,13 +187,14 @@ class Tidy:
             if len(group) < 2:
                 continue
             by_id = {m.id: m for m in group}
-            for cluster in duplicate_clusters(list(by_id), self._vectors(group), threshold):
+            texts = [m.content for m in group]
+            for cluster in duplicate_clusters(list(by_id), self._vectors(group), threshold, texts):
                 members = [by_id[i] for i in cluster.members]
                 keep = max(members, key=lambda m: (m.created_at, m.id))
                 reason = (
                     f"{len(members)} near-duplicates (cosine similarity of their stored vectors ≥ "
-                    f"{threshold:.2f}): the newest, {keep.id}, stays current and the others become its "
-                    "older versions"
+                    f"{threshold:.2f}, and no two of them just one or two words apart): the newest, "
+                    f"{keep.id}, stays current and the others become its older versions"
                 )
                 proposals.append(_proposal("duplicates", members, keep, reason, cluster.links))
         return proposals

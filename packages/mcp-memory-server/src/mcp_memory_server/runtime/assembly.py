@@ -116,7 +116,6 @@ def build_engine(
         ttl=settings.ttl_policy(),
         dedup_threshold=settings.dedup_threshold,
         duplicate_threshold=settings.duplicate_threshold,
-        tidy_threshold=settings.tidy_threshold,
         conflict_policy=settings.conflict_policy,
         context=current_context() if settings.auto_context else None,
         limits=settings.limits(),
