@@ -246,7 +246,9 @@ def test_another_users_memories_are_never_proposed_nor_applied():
 def test_the_threshold_is_the_engines_duplicate_threshold():
     engine = MemoryEngine(InMemoryStore(), HashEmbedder(), SimilarityRanker(), duplicate_threshold=0.5)
     assert engine.tidy_proposals().threshold == 0.5
-    assert MemoryEngine(InMemoryStore(), HashEmbedder(), SimilarityRanker()).tidy_proposals().threshold == 0.87
+    assert (
+        MemoryEngine(InMemoryStore(), HashEmbedder(), SimilarityRanker()).tidy_proposals().threshold == 0.87
+    )
 
 
 @pytest.mark.parametrize(
@@ -292,3 +294,22 @@ def test_the_engine_never_folds_a_minimal_pair(engine):
 def test_the_same_words_in_another_order_are_no_minimal_pair():
     assert not minimal_pair("Maya lives in Berlin", "Berlin Maya lives in")  # one word moved: 2 edits
     assert minimal_pair("Maya lives in Berlin", "Maya lives in Paris")
+
+
+def test_clusters_are_the_same_whatever_the_block_of_rows_computed_at_once(monkeypatch):
+    import mcp_memory_core.tidying as tidying
+
+    rng = np.random.default_rng(7)
+    base = rng.normal(size=(4, 16))
+    vectors = np.repeat(base, 3, axis=0) + rng.normal(scale=0.05, size=(12, 16))  # 4 groups of 3
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    ids = [f"m{i}" for i in range(12)]
+    whole = duplicate_clusters(ids, vectors, 0.9)
+    assert sorted(c.members for c in whole) == [
+        ("m0", "m1", "m2"),
+        ("m3", "m4", "m5"),
+        ("m6", "m7", "m8"),
+        ("m9", "m10", "m11"),
+    ]
+    monkeypatch.setattr(tidying, "BLOCK_FLOATS", 20)  # one row of 12 at a time
+    assert duplicate_clusters(ids, vectors, 0.9) == whole
