@@ -40,6 +40,10 @@ CHIT_CHAT = [
     "👍",
     "  ",
     "whatever",  # one lowercase word: a reply that means nothing on its own
+    "let me think about it",  # turns that only hold the conversation
+    "hold on a second",
+    "what do you think?",
+    "one more thing",
 ]
 
 NOT_CHIT_CHAT = [
@@ -59,6 +63,9 @@ NOT_CHIT_CHAT = [
     "v2",
     "Our kitchen cabinets are walnut.",
     "antidisestablishmentarianism",  # one long word: kept
+    "let me think about the schema",
+    "what do you think of Rust?",
+    "one more thing: the deploy key expired",
 ]
 
 

@@ -6,7 +6,8 @@ into a session. The rule is conservative, a turn is chit-chat only when
 - it holds no letter and no digit (``"..."``, ``"?"``, ``"👍"``, nothing); or
 - it holds no digit and every word is a greeting, a thanks, an acknowledgement or a filler
   (:data:`CHIT_CHAT_WORDS`, laughter such as ``hahaha``; letters repeated for effect count once:
-  ``heyyy`` is ``hey``), e.g. ``"Thank you so much!"``, ``"ok, got it"``, ``"yes please"``; or
+  ``heyyy`` is ``hey``), e.g. ``"Thank you so much!"``, ``"ok, got it"``, ``"yes please"``,
+  ``"one more thing"``; or
 - it is one short lowercase word and nothing else (``"whatever"``; at most
   :data:`MAX_ONE_WORD_CHARS` letters): a reply that means nothing without the question it answered.
 
@@ -33,6 +34,7 @@ _GROUPS = (
     "wow oh ah aha oops sorry please pls plz np",
     "lol lmao rofl haha hehe hm hmm um uh er",
     "continue go on more next keep going",
+    "let me think about hold second what do one thing",  # holding the conversation: "one more thing"
     "chatgpt gpt bot buddy man dude mate",
 )
 CHIT_CHAT_WORDS = frozenset(word for group in _GROUPS for word in group.split())

@@ -43,6 +43,7 @@ from .imports import Imports
 from .maintenance import Maintenance
 from .reads import Reads
 from .search import SearchPipeline
+from .tidy import Tidy, TidyOutcome, TidyPlan, TidyProposal
 from .writes import Writes
 
 
@@ -65,7 +66,7 @@ class MemoryEngine(EngineBasis):
 
     The engine is its :class:`~.basis.EngineBasis` (those settings, the store and the models) and
     the parts each call is handed to: ``chains``, ``writes``, ``imports``, ``reads``,
-    ``search_pipeline`` and ``maintenance``.
+    ``search_pipeline``, ``maintenance`` and ``tidy``.
     """
 
     def _build_parts(self) -> None:
@@ -77,6 +78,7 @@ class MemoryEngine(EngineBasis):
         self.imports = Imports(self)
         self.reads = Reads(self, self.chains, self.maintenance)
         self.search_pipeline = SearchPipeline(self, self.chains, self.maintenance)
+        self.tidy = Tidy(self, self.chains, self.reads)
 
     @property
     def rerankers(self) -> tuple[Reranker, ...]:
@@ -197,6 +199,28 @@ class MemoryEngine(EngineBasis):
         """Purge every memory the principal owns in a namespace (all versions, tombstones included).
         Other users' memories in it are theirs, and stay. Returns the count."""
         return self.writes.clear_namespace(namespace, self.scope_of(scope))
+
+    # -- tidying ----------------------------------------------------------------------------------
+    def tidy_proposals(self, *, scope: Scope | None = None, namespace: str | None = None) -> TidyPlan:
+        """What could be tidied among the memories this scope may change (its principal's own, never a
+        pinned one) in ``namespace`` (default: the home namespaces; ``"*"``: every readable one), each
+        with its reason: near-duplicate clusters, superseded leftovers, expired memories not yet
+        swept, and junk (the rules: :mod:`.tidy`). Reads only; changes nothing."""
+        return self.tidy.proposals(self.scope_of(scope), namespace)
+
+    def apply_tidy(
+        self,
+        proposals: Iterable[TidyProposal],
+        *,
+        scope: Scope | None = None,
+        namespace: str | None = None,
+    ) -> TidyOutcome:
+        """Apply proposals of :meth:`tidy_proposals` (same ``namespace``) that still hold: duplicates
+        and leftovers become older versions of the memory kept (``history`` shows them, a search on
+        their wording finds it), junk and expired memories are tombstoned (``restore`` undoes junk's).
+        Nothing else is changed. A proposal whose memories changed since, or that is no longer
+        proposed, is skipped; the outcome lists what was done, by id, and what was skipped and why."""
+        return self.tidy.apply(proposals, self.scope_of(scope), namespace)
 
     # -- imports ---------------------------------------------------------------------------------
     def import_memories(

@@ -71,7 +71,7 @@ class Reads:
             if not ID_PREFIX.fullmatch(prefix):
                 raise  # the one sentence saying it is not an id
         where = scope.reading(None, include_deleted=True, include_superseded=True)
-        found = [m.id for m in self._each(where) if m.id.startswith(prefix) and scope.can_read(m)]
+        found = [m.id for m in self.each(where) if m.id.startswith(prefix) and scope.can_read(m)]
         if len(found) > 1:
             raise InvalidInputError(
                 f"The id prefix {prefix!r} matches {len(found)} memories: give more characters of the id."
@@ -159,11 +159,11 @@ class Reads:
         self._maintenance.sweep()  # as a list: nothing expired is counted
         where = basis.scoped(NO_FILTERS.where(None, include_superseded=False), scope, namespaces)
         counts: Counter[str] = Counter()
-        for memory in self._each(where):
+        for memory in self.each(where):
             counts.update(memory.tags)
         return dict(counts)
 
-    def _each(self, where: MemoryFilter) -> Iterator[Memory]:
+    def each(self, where: MemoryFilter) -> Iterator[Memory]:
         """Every memory matching ``where``, newest first, read ``LIST_CHUNK`` at a time."""
         after: SortKey | None = None
         while True:

@@ -15,7 +15,21 @@ import click
 from .. import __version__
 from ..runtime.logging_setup import configure_logging, parse_level
 from ..runtime.process_tuning import tune_process
-from . import config, doctor, hooks, lifecycle, plugins, read, reindex, tokens, transfer, ui, vault, write
+from . import (
+    config,
+    doctor,
+    hooks,
+    lifecycle,
+    plugins,
+    read,
+    reindex,
+    tidy,
+    tokens,
+    transfer,
+    ui,
+    vault,
+    write,
+)
 from .common import DEBUG_ENV, EXIT_ERROR, env_log_level, one_line
 from .serve import serve
 
@@ -61,6 +75,7 @@ COMMANDS: tuple[click.Command, ...] = (
     transfer.import_command,
     lifecycle.gc,
     lifecycle.clear,
+    tidy.tidy_command,
     plugins.plugins,
     tokens.token,
     config.config_command,

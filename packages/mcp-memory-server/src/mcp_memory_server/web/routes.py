@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlencode
@@ -42,6 +43,7 @@ from ..operations.vocabulary import MEMORY_TYPES, PRIVACY
 from ..operations.write import StoreRequest, UpdateRequest, delete_many, store, update
 from .auth import CSRF_FIELD, CSRF_HEADER, Caller, UiAuth
 from .imports import FORMATS, ImportJobs, import_request
+from .tidy import tidy_apply, tidy_page
 
 if TYPE_CHECKING:
     from mcp_memory_core.engine import MemoryEngine
@@ -141,6 +143,8 @@ class UiApp:
             Route("/export/download", page(self.export_download), methods=["GET"]),
             Route("/tags", page(self.tags), methods=["GET"]),
             Route("/stats", page(self.stats), methods=["GET"]),
+            Route("/tidy", page(partial(tidy_page, self)), methods=["GET"]),
+            Route("/tidy", page(partial(tidy_apply, self), write=True), methods=["POST"]),
             Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
         ]
 
