@@ -163,6 +163,15 @@ class SecretRefusedError(InvalidInputError):
         )
 
 
+def import_refusal(findings: Iterable[Finding]) -> str:
+    """Why an import left a memory out under policy ``refuse``: what and where, never the value."""
+    listing = describe(findings, "found").split(": ", 1)[1]
+    return (
+        f"holds {listing}: remove it and import again, or set MCP_MEMORY_SECRETS=redact to import it "
+        "with a placeholder in its place."
+    )
+
+
 @dataclass(frozen=True)
 class Screened:
     """A write's fields after the policy: the secrets' placeholders in place (under ``redact``), and
