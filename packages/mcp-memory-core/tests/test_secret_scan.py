@@ -205,3 +205,32 @@ def test_importing_the_module_does_not_import_the_detector_library() -> None:
     code = "import sys, mcp_memory_core.secret_scan, mcp_memory_core.engine; print('detect_secrets' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+@pytest.mark.parametrize(
+    ("text", "secret", "kind"),
+    [
+        (
+            "The client_secret is DAsh-Z8ZVlpOrTN6Q8Bc1pmtu, client id 0oa1b2c3d4.",
+            "DAsh-Z8ZVlpOrTN6Q8Bc1pmtu",
+            "secret",
+        ),
+        ("the staging password is Tr0ub4dor-3x", "Tr0ub4dor-3x", "password"),
+        (f"export AWS_SECRET_ACCESS_KEY={AWS_SECRET} first", AWS_SECRET, "aws-key"),
+    ],
+)
+def test_prose_and_named_assignments(text: str, secret: str, kind: str) -> None:
+    only(text, secret, kind)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The token is valid for one hour; the password is required on every login.",
+        "The API key is in 1Password and the secret is 32 bytes long.",
+        "In the script: password = getpass() and token = os.environ['GITHUB_TOKEN'].",
+        "const apiKey = process.env.API_KEY; secret = request.headers['X-Signature']",
+    ],
+)
+def test_prose_about_secrets_without_one_is_left_alone(text: str) -> None:
+    assert find_secrets(text) == []

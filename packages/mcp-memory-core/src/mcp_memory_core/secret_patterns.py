@@ -36,9 +36,10 @@ PII_PATTERNS: dict[str, str] = {
     r"|\(\d{3}\) ?\d{3}-\d{4}|\d{3}[.-]\d{3}[.-]\d{4})(?![\w-]|\.\d)",
 }
 
-# NAME = value, NAME: value, NAME := value, NAME => value; the name may be quoted (JSON, YAML).
+# NAME = value, NAME: value, NAME := value, NAME => value, and in prose "NAME is value"; the name
+# may be quoted (JSON, YAML).
 ASSIGNMENT = re.compile(
-    r"""(?<![\w.-])["']?(?P<name>[A-Za-z_][\w.-]*)["']?\s*(?P<op>:=|=>|=(?!=)|:(?!//))\s*"""
+    r"""(?<![\w.-])["']?(?P<name>[A-Za-z_][\w.-]*)["']?\s*(?P<op>:=|=>|=(?!=)|:(?!//)|(?<=\s)is(?=\s))\s*"""
     r"""(?P<quote>["'`]?)(?P<value>[^\s"'`]+)"""
 )
 SECRET_NAME = re.compile(
@@ -66,8 +67,9 @@ PLACEHOLDER = re.compile(
     r"your[_-].*|my[_-].*)$",
     re.IGNORECASE,
 )
-# references to a value kept elsewhere: settings.db_password, process.env.TOKEN, OTHER_VARIABLE, 42
-REFERENCE = re.compile(r"^(?:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[A-Z][A-Z0-9_]+|\d+)$")
+# references to a value kept elsewhere: settings.db_password, process.env.TOKEN, OTHER_VARIABLE, 42,
+# getpass(), os.environ["X"], request.headers[…]
+REFERENCE = re.compile(r"^(?:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[A-Z][A-Z0-9_]+|\d+|[A-Za-z_][\w.]*[(\[].*)$")
 # identifiers that look random but are not secrets: commit hashes and other hex digests, UUIDs,
 # prefixed digests (sha256:…, sha512-…), versions
 IDENTIFIER = re.compile(
@@ -82,12 +84,12 @@ HIGH_ENTROPY = 4.0  # bits per character (detect-secrets' base64 measure) of a v
 def assigned_value(name: str, op: str, value: str) -> str | None:
     """The secret among ``NAME op value`` (trailing punctuation dropped), or None when the name does
     not sound secret or the value is a placeholder, a reference, a path or an ordinary identifier.
-    After ``:`` (prose as much as config: "Password: see the vault") the value must also mix letters
-    with digits or symbols."""
+    After ``:`` or ``is`` (prose as much as config: "Password: see the vault", "the token is valid")
+    the value must also be 8 characters or more and not only letters."""
     value = value.rstrip(TRAILING)
     if not SECRET_NAME.search(name) or NOT_SECRET_NAME.search(name) or not plausible(value):
         return None
-    if op == ":" and (len(value) < 8 or value.isalpha()):
+    if op in (":", "is") and (len(value) < 8 or value.isalpha()):
         return None
     return value if len(value) >= 6 else None
 

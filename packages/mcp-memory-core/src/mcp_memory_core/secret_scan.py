@@ -269,6 +269,7 @@ class _Detector:
         self.password, self.secret, self.entropy_kind = map(
             self._kind, ("password", "secret", "high-entropy")
         )
+        self.aws = self.kinds.index("aws-key")
         self.pii = {kind: (self._kind(kind), re.compile(p)) for kind, p in patterns.PII_PATTERNS.items()}
         self.entropy = Base64HighEntropyString().calculate_shannon_entropy
 
@@ -320,12 +321,18 @@ class _Detector:
             start = match.start("value")
             secret = patterns.assigned_value(name, op, value)
             if secret is not None:
-                kind = self.password if patterns.PASSWORD_NAME.search(name) else self.secret
-                yield kind, start, start + len(secret)
+                yield self._named_kind(name), start, start + len(secret)
                 continue
             value = value.rstrip(patterns.TRAILING)
             if patterns.random_looking(name, value, self.entropy(value)):
                 yield self.entropy_kind, start, start + len(value)
+
+    def _named_kind(self, name: str) -> int:
+        """The kind of a secret assigned to ``name``: AWS_SECRET_ACCESS_KEY holds an AWS key,
+        DB_PASSWORD a password, anything else secret-sounding a secret."""
+        if "aws" in name.lower():
+            return self.aws
+        return self.password if patterns.PASSWORD_NAME.search(name) else self.secret
 
 
 def _occurrences(line: str, value: str) -> Iterator[int]:
