@@ -22,7 +22,7 @@ from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from report import write_section  # noqa: E402
+from report import write_section
 
 DATA = Path(__file__).parent / "data"
 # the detector's kind for each kind of the corpus (several corpus kinds share one detector kind)
