@@ -12,8 +12,9 @@ several threads. :class:`SecretPolicy` is what the engine applies to every write
 import): ``refuse`` raises :class:`SecretRefusedError`, ``redact`` puts ``[REDACTED:<kind>]`` in each
 secret's place, ``allow`` changes nothing.
 
-detect-secrets (with the ``requests`` it imports) takes ~250 ms to import: it is imported on the
-first scan, or by :func:`warm` in the background after the handshake, never with this module.
+detect-secrets takes ~80 ms to import with its bytecode cached (~70 of them for the ``requests`` its
+plugins import; ~190 ms when every module is compiled): it is imported on the first scan, or by
+:func:`warm` in the background after the handshake, never with this module (3.8 ms).
 """
 
 from __future__ import annotations
