@@ -59,8 +59,6 @@ def add_store_memory(box: ToolBox) -> None:
         this memory restates it or gives it a new value) or "related" (the same thing or a neighbouring
         fact: check). If one says the same thing in an older form, call update_memory on it instead.
         If the memory replaces something stored before, use update_memory.
-        Secrets in it (API keys, tokens, passwords, private keys) are stored as [REDACTED:<kind>] (or
-        refused, by server policy); "redaction" then says what was redacted where.
         """
 
         session = session_key(ctx)  # read here, on the request's task
