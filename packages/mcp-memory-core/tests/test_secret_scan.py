@@ -131,6 +131,12 @@ ORDINARY = [
     "A ULID like 01HZY3K6QW8X9V2T4R5N7M0P1J sorts by time; the trace id is 4bf92f3577b34da6a3ce929d0e0e4736.",
     "The object is stored as b64 ZXhhbXBsZSBwYXlsb2FkIGZvciB0ZXN0cw== in the fixture.",
     "Use DATABASE_URL=${DATABASE_URL} and API_KEY=<your key> in the template.",
+    "Clone git@github.com:acme/api.git or ssh://git@github.com:22/acme/api.",
+    "Open https://dana@example.com/path and https://example.com:8443/x at 12:30:45 (16:9).",
+    "token_type: bearer, expires_in: 3600, scope: read:org; Authorization: Bearer <token>",
+    "kubectl create secret generic db --from-literal=password=$(pass show db)",
+    "Use `secret: ${{ secrets.NPM_TOKEN }}`; npm config set //registry.npmjs.org/:_authToken=${NPM_TOKEN}",
+    "password_reset_url=https://example.com/reset, password_policy: strong",
 ]
 
 

@@ -329,11 +329,9 @@ class _Redacting(_Result):
         """``redacted 1 secret: an AWS access key in content``, or None."""
         if not self.redacted:
             return None
-        from collections import Counter
+        from mcp_memory_core.secret_scan import Finding, describe  # loaded by the write that made this
 
-        parts = Counter(f"{r.what} in {r.field}" for r in self.redacted)
-        listing = ", ".join(part + (f" ({n} times)" if n > 1 else "") for part, n in parts.items())
-        return f"redacted {len(self.redacted)} secret{'s' if len(self.redacted) > 1 else ''}: {listing}"
+        return describe(Finding(r.kind, r.field, 0, 0) for r in self.redacted)
 
     def _with_redaction(self, data: dict[str, Any]) -> dict[str, Any]:
         if self.redacted:
