@@ -302,3 +302,33 @@ def test_under_refuse_a_captured_decision_holding_a_key_is_left_out_and_the_othe
     }
     assert stored_contents(project, monkeypatch) == ["Remember: deploys go out on Fridays."]
     assert_no_secret_in(database_bytes(hook_env))
+
+
+def test_the_ui_form_under_refuse_answers_400_in_one_sentence(
+    fake_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from starlette.applications import Starlette
+    from starlette.testclient import TestClient
+
+    from mcp_memory_server.runtime.assembly import build_engine
+    from mcp_memory_server.runtime.http_security import http_security
+    from mcp_memory_server.runtime.service import MemoryService
+    from mcp_memory_server.runtime.settings import ServerSettings
+    from mcp_memory_server.web.mount import mount_ui
+
+    monkeypatch.setenv("MCP_MEMORY_SECRETS", "refuse")
+    service = MemoryService(ServerSettings(), lambda s: build_engine(s, require_scope=False))
+    app = Starlette()
+    ui_app = mount_ui(app, service, http_security("127.0.0.1", 8000, tokens=None))
+    try:
+        with TestClient(app, base_url="http://127.0.0.1:8000") as client:
+            csrf = form_csrf(client.get("/ui/new").text)
+            page = client.post("/ui/new", data={"content": f"key {AWS_ID}", "csrf": csrf})
+            assert page.status_code == 400 and "Traceback" not in page.text
+            assert "Refused: an AWS access key in content; nothing was written." in " ".join(
+                page.text.split()
+            )
+            assert_no_secret_in(page.text)
+        assert list(ui_app.service.engine().store.iter_all()) == []
+    finally:
+        service.close()

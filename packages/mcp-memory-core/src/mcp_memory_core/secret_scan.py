@@ -138,12 +138,15 @@ def describe(findings: Iterable[Finding], verb: str = "redacted") -> str:
     """``redacted 2 secrets: an AWS access key in content, a password in a URL in metadata.db.url``:
     the kind and field of each, never a value."""
     found = list(findings)
-    counts = Counter((f.label, f.field) for f in found)
-    parts = [
+    return f"{verb} {len(found)} {'secret' if len(found) == 1 else 'secrets'}: {listing(found)}"
+
+
+def listing(findings: Iterable[Finding]) -> str:
+    """``an AWS access key in content, a GitHub token in tags (2 times)``."""
+    counts = Counter((f.label, f.field) for f in findings)
+    return ", ".join(
         f"{label} in {field}" + (f" ({n} times)" if n > 1 else "") for (label, field), n in counts.items()
-    ]
-    noun = "secret" if len(found) == 1 else "secrets"
-    return f"{verb} {len(found)} {noun}: {', '.join(parts)}"
+    )
 
 
 def warm() -> None:
@@ -158,7 +161,7 @@ class SecretRefusedError(InvalidInputError):
     def __init__(self, findings: Iterable[Finding]) -> None:
         self.findings = tuple(findings)
         super().__init__(
-            f"Refused: {describe(self.findings, 'found').removeprefix('found ')}; nothing was written. "
+            f"Refused: {listing(self.findings)}; nothing was written. "
             "Remove it (keep secrets in a password manager or the environment, not in memory) and try "
             "again, or set MCP_MEMORY_SECRETS=redact to store it with a placeholder in its place."
         )
@@ -166,9 +169,8 @@ class SecretRefusedError(InvalidInputError):
 
 def import_refusal(findings: Iterable[Finding]) -> str:
     """Why an import left a memory out under policy ``refuse``: what and where, never the value."""
-    listing = describe(findings, "found").split(": ", 1)[1]
     return (
-        f"holds {listing}: remove it and import again, or set MCP_MEMORY_SECRETS=redact to import it "
+        f"holds {listing(findings)}: remove it and import again, or set MCP_MEMORY_SECRETS=redact to import it "
         "with a placeholder in its place."
     )
 

@@ -204,7 +204,7 @@ def store_decisions_of(payload: dict[str, Any], event: str) -> tuple[int, list[s
         found = decision_lines(assistant_texts(_transcript(payload), marked_only=True))
     if not found:
         return 0, []
-    from mcp_memory_core.secret_scan import SecretRefusedError, describe
+    from mcp_memory_core.secret_scan import SecretRefusedError, listing
 
     from ...operations.write import StoreRequest, store
 
@@ -222,7 +222,7 @@ def store_decisions_of(payload: dict[str, Any], event: str) -> tuple[int, list[s
             try:
                 receipt = store(engine, engine.default_scope, request)
             except SecretRefusedError as exc:
-                notes.append(describe(exc.findings, "left out 1 holding").replace(" 1 secret: ", " ", 1))
+                notes.append(f"left out 1 holding {listing(exc.findings)}")
                 continue
             stored += receipt.status != "duplicate"
             notes += [receipt.redaction] if receipt.redaction else []
