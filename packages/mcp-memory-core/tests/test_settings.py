@@ -83,3 +83,20 @@ def test_the_core_settings_hold_no_server_or_single_plugin_field():
     moved = {"tokens_path", "allowed_hosts", "public_url", "max_result_tokens", "model"}
     assert moved.isdisjoint(Settings.model_fields)
     assert not hasattr(Settings(), "resolved_tokens_path")
+
+
+def test_the_secret_policy_is_redact_unless_set(monkeypatch):
+    import pytest
+    from pydantic import ValidationError
+
+    monkeypatch.delenv("MCP_MEMORY_SECRETS", raising=False)
+    monkeypatch.delenv("MCP_MEMORY_SECRETS_PII", raising=False)
+    policy = Settings().secret_policy()
+    assert (policy.mode, policy.pii) == ("redact", frozenset())
+    monkeypatch.setenv("MCP_MEMORY_SECRETS", "refuse")
+    monkeypatch.setenv("MCP_MEMORY_SECRETS_PII", " Email, phone ")
+    policy = Settings().secret_policy()
+    assert (policy.mode, policy.pii) == ("refuse", frozenset({"email", "phone"}))
+    monkeypatch.setenv("MCP_MEMORY_SECRETS_PII", "email,ssn")
+    with pytest.raises(ValidationError, match="takes email and/or phone"):
+        Settings()

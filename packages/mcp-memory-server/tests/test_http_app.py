@@ -250,3 +250,28 @@ def test_health_answers_without_a_token_and_says_nothing_else(served: Any) -> No
     for page in ("/ui/", "/ui/search?q=x", "/ui/stats", "/ui/export/download"):
         refused = client.get(page)
         assert refused.status_code == 303 and refused.headers["location"].startswith("/ui/login"), page
+
+
+def test_a_key_stored_over_http_is_redacted_and_the_receipt_says_so(served: Any) -> None:
+    """The HTTP server's tools are the engine's writes: a token's user stores a key and gets it back
+    as a placeholder, the receipt naming its kind and field."""
+    client, secret = served
+    headers = {**MCP_HEADERS, "Authorization": f"Bearer {secret}", "MCP-Protocol-Version": "2025-06-18"}
+    started = client.post("/mcp", json=INITIALIZE, headers=headers)
+    headers["Mcp-Session-Id"] = started.headers["mcp-session-id"]
+
+    def call(request_id: int, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        body = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call"}
+        reply = client.post(
+            "/mcp", json={**body, "params": {"name": tool, "arguments": arguments}}, headers=headers
+        )
+        assert reply.status_code == 200, reply.text
+        result = reply.json()["result"]
+        assert not result.get("isError"), result
+        return dict(result["structuredContent"])
+
+    key = "AKIAQ3EGUJ7NYWPRT4FD"
+    receipt = call(2, "store_memory", {"content": f"The deploy key is {key}."})
+    assert receipt["redaction"] == "redacted 1 secret: an AWS access key in content"
+    shown = call(3, "get_memory", {"id": receipt["id"]})
+    assert shown["content"] == "The deploy key is [REDACTED:aws-key]." and key not in json.dumps(shown)

@@ -59,6 +59,37 @@ def test_a_bad_http_setting_is_still_one_sentence_naming_its_variable(
         load_settings()
 
 
+@pytest.mark.parametrize(
+    ("variable", "value", "said"),
+    [
+        ("MCP_MEMORY_SECRETS", "redcat", "'refuse', 'redact' or 'allow'"),
+        ("MCP_MEMORY_SECRETS_PII", "email,ssn", "takes email and/or phone"),
+    ],
+)
+def test_a_bad_secret_policy_is_one_sentence_naming_its_variable(
+    fake_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, variable: str, value: str, said: str
+) -> None:
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ConfigurationError) as caught:
+        load_settings()
+    assert str(caught.value).startswith(f"invalid settings: {variable}: ") and said in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_the_engine_gets_the_secret_policy_of_the_settings(
+    fake_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcp_memory_server.runtime.assembly import build_engine
+
+    monkeypatch.setenv("MCP_MEMORY_SECRETS", "refuse")
+    monkeypatch.setenv("MCP_MEMORY_SECRETS_PII", "phone")
+    engine = build_engine(load_settings())
+    try:
+        assert (engine.secrets.mode, engine.secrets.pii) == ("refuse", frozenset({"phone"}))
+    finally:
+        engine.close()
+
+
 def test_a_service_given_core_settings_keeps_them_and_reads_the_budget_from_the_environment(
     fake_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

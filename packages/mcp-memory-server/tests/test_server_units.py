@@ -119,7 +119,7 @@ def test_configure_logging_uses_stderr_only(monkeypatch: pytest.MonkeyPatch) -> 
         root.handlers, root.level = saved_handlers, saved_level
 
 
-HEAVY = ("onnxruntime", "torch", "sentence_transformers", "tokenizers", "transformers")
+HEAVY = ("onnxruntime", "torch", "sentence_transformers", "tokenizers", "transformers", "detect_secrets")
 # What the server may import of the core before the initialize reply: the modules that import nothing.
 IMPORT_FREE = ("mcp_memory_core.limits", "mcp_memory_core.vocabulary")
 

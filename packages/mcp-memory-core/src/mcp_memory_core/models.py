@@ -25,6 +25,7 @@ from .memory import Visibility as Visibility
 from .memory import derived_id as derived_id
 from .memory import new_memory_id as new_memory_id
 from .memory import utcnow as utcnow
+from .secret_scan import Finding
 
 
 @dataclass(frozen=True)
@@ -115,12 +116,16 @@ class StoreOutcome:
       written and ``memory`` is the existing one;
     - ``superseded``: conflict policy ``supersede`` replaced ``superseded``, the closest memory of
       relation ``duplicate`` in ``similar``, with ``memory`` (a new version of its chain).
+
+    ``redacted``: the secrets replaced by placeholders before anything was written (their kind and
+    field, never their value; see :mod:`.secret_scan`).
     """
 
     memory: Memory
     status: str = "stored"
     similar: list[SimilarMemory] = field(default_factory=list)
     superseded: Memory | None = None
+    redacted: tuple[Finding, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -129,7 +134,8 @@ class ImportOutcome:
     lone surrogates the reader replaced with U+FFFD (text cut inside an emoji, which UTF-8 cannot hold),
     how many inserted memories kept the vectors they came with instead of being embedded again, the
     memories refused for a NUL character (U+0000; no store keeps one), by id, each with why, and the
-    conversation turns the reader left out as chit-chat (:mod:`.junk`)."""
+    conversation turns the reader left out as chit-chat (:mod:`.junk`), and the memories whose secrets
+    were replaced by placeholders, by id, each with what was redacted where (:mod:`.secret_scan`)."""
 
     inserted: int
     skipped: int
@@ -137,6 +143,7 @@ class ImportOutcome:
     reused: int = 0  # inserted memories whose given vectors were used (not embedded again)
     refused: dict[str, str] = field(default_factory=dict)
     chit_chat: int = 0  # turns of a chat export not imported: greetings, thanks, one-word replies
+    redacted: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -152,10 +159,12 @@ class ReindexOutcome:
 
 @dataclass(frozen=True)
 class UpdateOutcome:
-    """What ``update_memory`` did: ``memory`` is the new head, ``superseded`` the version it replaced."""
+    """What ``update_memory`` did: ``memory`` is the new head, ``superseded`` the version it replaced;
+    ``redacted`` the secrets replaced by placeholders in the new version."""
 
     memory: Memory
     superseded: Memory
+    redacted: tuple[Finding, ...] = ()
 
 
 @dataclass(frozen=True)

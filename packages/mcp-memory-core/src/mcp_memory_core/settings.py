@@ -15,6 +15,7 @@ from .lifecycle import TTLPolicy, parse_duration
 from .models import DEDUP_THRESHOLD, DUPLICATE_THRESHOLD, LOCAL_USER, MemoryType
 from .relevance import Calibrated, RelevanceFloor
 from .scope import validate_principal
+from .secret_scan import PII_KINDS, SecretPolicy
 from .validation import DEFAULT_LIMITS, Limits, validate_namespace
 
 APP_NAME = "mcp-memory"
@@ -131,6 +132,17 @@ class Settings(BaseSettings):
         ge=2,
         description="Largest metadata of a memory, in bytes of JSON",
     )
+    secrets: Literal["refuse", "redact", "allow"] = Field(
+        default="redact",
+        description="What a write holding a secret (an API key, token, password, private key) does: redact "
+        "(stored with [REDACTED:<kind>] in its place, and the receipt says so), refuse (nothing written) "
+        "or allow",
+    )
+    secrets_pii: Annotated[tuple[str, ...], NoDecode] = Field(
+        default=(),
+        description="Personal data also kept out like secrets: email and/or phone, comma-separated "
+        "(default: none)",
+    )
     max_page_bytes: int = Field(
         default=DEFAULT_LIMITS.page_bytes,
         ge=1,
@@ -166,6 +178,9 @@ class Settings(BaseSettings):
             metadata_bytes=self.max_metadata_bytes,
             page_bytes=self.max_page_bytes,
         )
+
+    def secret_policy(self) -> SecretPolicy:
+        return SecretPolicy(self.secrets, self.secrets_pii)
 
     def ttl_policy(self) -> TTLPolicy:
         return TTLPolicy(
@@ -215,3 +230,15 @@ class Settings(BaseSettings):
         if twice:
             raise ValueError(f"names the reranker {', '.join(repr(n) for n in twice)} more than once")
         return names
+
+    @field_validator("secrets_pii", mode="before")
+    @classmethod
+    def _pii(cls, value: Any) -> Any:
+        """``"email, Phone"`` (the environment's form) or a sequence -> ``("email", "phone")``."""
+        items = value.split(",") if isinstance(value, str) else value
+        if not isinstance(items, list | tuple):
+            return value  # pydantic reports the wrong type
+        kinds = tuple(dict.fromkeys(str(item).strip().lower() for item in items if str(item).strip()))
+        if unknown := [kind for kind in kinds if kind not in PII_KINDS]:
+            raise ValueError(f"takes email and/or phone, comma-separated; got {', '.join(unknown)}")
+        return kinds

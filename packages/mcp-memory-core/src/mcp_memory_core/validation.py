@@ -316,6 +316,12 @@ def nul_refusals(memories: Sequence[Memory]) -> dict[str, str]:
         field = next((name for name in NUL_FIELDS if holds_nul(getattr(memory, name))), None)
         if field is not None:
             refused[memory.id] = nul_refusal(field)
+    return with_older_versions(memories, refused)
+
+
+def with_older_versions(memories: Sequence[Memory], refused: dict[str, str]) -> dict[str, str]:
+    """``refused`` (id → why) with every older version of a refused memory among ``memories`` added:
+    its chain would point at nothing."""
     while older := [m for m in memories if m.superseded_by in refused and m.id not in refused]:
         for memory in older:
             refused[memory.id] = (

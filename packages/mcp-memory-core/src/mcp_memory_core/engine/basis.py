@@ -30,6 +30,7 @@ from ..protocols import Embedder, Ranker, Refreshing, Reranker, Store, Vector
 from ..relevance import RelevanceFloor
 from ..reranking import RerankStage
 from ..scope import Scope
+from ..secret_scan import SecretPolicy
 from ..validation import DEFAULT_LIMITS, Limits, validate_namespace
 
 PURGE_BATCH = 500  # memories one transaction tombstones or purges
@@ -60,6 +61,7 @@ class EngineBasis:
         relevance_floor: RelevanceFloor | None = None,
         rerankers: Iterable[Reranker] = (),
         reranker_timeout: float = 2.0,
+        secrets: SecretPolicy | None = None,
     ) -> None:
         if conflict_policy not in ("report", "supersede"):
             raise InvalidInputError(
@@ -84,6 +86,7 @@ class EngineBasis:
         self.limits = limits
         self.relevance_floor = relevance_floor
         self.rerank_stages = _stages(rerankers, reranker_timeout)
+        self.secrets = secrets if secrets is not None else SecretPolicy()
         self._opened = False
         # Checked once: every call asks, and an isinstance check on a protocol costs tens of µs.
         self._refreshing = isinstance(store, Refreshing)

@@ -36,7 +36,6 @@ from ..models import (
 from ..protocols import Reranker, StoredVectors
 from ..recall import Recall
 from ..scope import ALL_NAMESPACES, Scope
-from ..validation import nul_refusals
 from .basis import EngineBasis
 from .chains import Chains
 from .imports import Imports
@@ -62,7 +61,9 @@ class MemoryEngine(EngineBasis):
     such calls an error instead (a multi-user server must never fall back to anyone). ``limits`` caps
     the bytes of content and metadata on every write and of a ``list_memories`` page.
     ``rerankers`` reorder the best ranked candidates of every search, in order, each within
-    ``reranker_timeout`` seconds (see :mod:`..reranking`); by default there are none.
+    ``reranker_timeout`` seconds (see :mod:`..reranking`); by default there are none. ``secrets``
+    is what every write (store, update, import) does with a secret in its content, metadata, tags or
+    thread (:class:`~..secret_scan.SecretPolicy`: ``redact`` by default, or ``refuse``, ``allow``).
 
     The engine is its :class:`~.basis.EngineBasis` (those settings, the store and the models) and
     the parts each call is handed to: ``chains``, ``writes``, ``imports``, ``reads``,
@@ -240,8 +241,10 @@ class MemoryEngine(EngineBasis):
         model (same model id and dimensions) and a memory has one row per passage its content splits
         into; any other memory is embedded (``ImportOutcome.reused`` counts the reused ones).
 
-        A memory holding a NUL character (U+0000), and every older version of one, is left out and
-        listed in ``ImportOutcome.refused`` with why. Every other memory is checked before the first
+        A memory holding a NUL character (U+0000), or a secret under the secret policy ``refuse``, and
+        every older version of one, is left out and listed in ``ImportOutcome.refused`` with why; under
+        ``redact`` a memory's secrets are replaced by placeholders (and its given vectors not reused)
+        and ``ImportOutcome.redacted`` says what was redacted where. Every other memory is checked before the first
         batch is written, so a refused one writes nothing (:class:`ImportRecordError` names it): it
         appears once, belongs to the scope's principal, goes to a namespace the scope may write,
         carries times from 1970 to a day from now, and a superseded one points at a version of the
@@ -261,8 +264,7 @@ class MemoryEngine(EngineBasis):
         writing nothing: lets a caller report a bad file before it starts a progress bar."""
         scope = self.scope_of(scope)
         self.ready()
-        refused = nul_refusals(memories)
-        self.imports.check([m for m in memories if m.id not in refused], scope)
+        self.imports.check(self.imports.screen(memories)[0], scope)
 
     # -- reads -----------------------------------------------------------------------------------
     def get_memory(self, memory_id: str, *, history: bool = False, scope: Scope | None = None) -> MemoryView:

@@ -14,12 +14,14 @@ from ..models import ImportOutcome, Memory, MemoryFilter, derived_id
 from ..passages import split_passages
 from ..protocols import BulkLoading, StoredVectors, Vector
 from ..scope import Scope
+from ..secret_scan import SecretRefusedError, describe, import_refusal
 from ..validation import (
     nul_refusals,
     validate_content,
     validate_memory_times,
     validate_metadata,
     validate_thread,
+    with_older_versions,
 )
 from .basis import EngineBasis
 
@@ -42,12 +44,12 @@ class Imports:
     ) -> ImportOutcome:
         store = self._basis.store
         self._basis.ready()
-        memories = list(memories)
-        refused = nul_refusals(memories)
-        memories = [m for m in memories if m.id not in refused]
+        memories, refused, redacted = self.screen(list(memories))
         self.check(memories, scope)
         memories, renamed = self._claim_ids(memories, scope)
         given = self._reusable(vectors)
+        if redacted:  # a redacted memory's vectors were made from its secret: embed its new text
+            given = {memory_id: rows for memory_id, rows in given.items() if memory_id not in redacted}
         if renamed:
             given = {renamed.get(memory_id, memory_id): rows for memory_id, rows in given.items()}
         inserted = skipped = reused = 0
@@ -66,7 +68,36 @@ class Imports:
                 skipped += len(batch) - len(fresh)
                 if on_batch is not None:
                     on_batch(len(batch))
-        return ImportOutcome(inserted=inserted, skipped=skipped, reused=reused, refused=refused)
+        return ImportOutcome(
+            inserted=inserted, skipped=skipped, reused=reused, refused=refused, redacted=redacted
+        )
+
+    def screen(self, memories: Sequence[Memory]) -> tuple[list[Memory], dict[str, str], dict[str, str]]:
+        """The memories an import may write, their secrets handled by the secret policy (placeholders
+        under ``redact``); the refused ones by id with why (a NUL; a secret under ``refuse``; a newer
+        version refused); the redacted ones by id with what was redacted where."""
+        refused = nul_refusals(memories)
+        kept: list[Memory] = []
+        redacted: dict[str, str] = {}
+        for memory in memories:
+            if memory.id in refused:
+                continue
+            try:
+                screened = self._basis.secrets.screen(
+                    memory.content, memory.metadata, memory.tags, memory.thread
+                )
+            except SecretRefusedError as exc:
+                refused[memory.id] = import_refusal(exc.findings)
+                continue
+            if screened.findings:
+                redacted[memory.id] = describe(screened.findings)
+                update = {"content": screened.content, "metadata": screened.metadata or {}}
+                memory = memory.model_copy(
+                    update={**update, "tags": screened.tags, "thread": screened.thread}
+                )
+            kept.append(memory)
+        refused = with_older_versions(memories, refused)
+        return [m for m in kept if m.id not in refused], refused, redacted
 
     def _reusable(self, vectors: StoredVectors | None) -> Mapping[str, Vector]:
         """The rows of ``vectors`` if this engine's model made them, else none (they are embedded)."""

@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable
 from datetime import datetime
 
+from .. import secret_scan
 from ..errors import InvalidInputError, StorageError
 from ..models import MemoryFilter, ReindexOutcome
 from ..protocols import InPlaceReembedding, Refreshing, Warmable
@@ -34,6 +35,8 @@ class Maintenance:
                 target=_warm_quietly, args=(store.warm,), name="mcp-memory-store-warm", daemon=True
             ).start()
         basis.embedder.load()
+        if basis.secrets.mode != "allow":
+            secret_scan.warm()  # the detector's import (~250 ms), before the first write needs it
         if isinstance(store, Refreshing):
             try:
                 basis.refresh()  # what changed while the server was down, before the first call

@@ -3,6 +3,7 @@ soft and hard delete, restore, pin, and clearing a namespace."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import uuid
@@ -14,6 +15,7 @@ from ..errors import MemoryStateError
 from ..models import DeleteOutcome, Memory, PrivacyScope, SimilarMemory, StoreOutcome, UpdateOutcome
 from ..protocols import Vector, WriteLocking
 from ..scope import Scope
+from ..secret_scan import Finding
 from ..validation import (
     validate_content,
     validate_flag,
@@ -70,12 +72,27 @@ class Writes:
             checked["occurred_at"] = when
         if thread is not None:
             checked["thread"] = validate_thread(thread)
+        checked.update(optional_fields(fields.get("type"), fields.get("tags"), fields.get("importance")))
+        redacted = self._screen(checked)  # before anything is embedded or written
         if basis.context is not None and "context" not in checked["metadata"]:
             checked["metadata"]["context"] = dict(basis.context)
-        checked.update(optional_fields(fields.get("type"), fields.get("tags"), fields.get("importance")))
         basis.ready()
         vectors, owners = basis.embed_shared([checked["content"]])
-        return self._store_checked(checked, vectors, owners, when, scope)
+        outcome = self._store_checked(checked, vectors, owners, when, scope)
+        return dataclasses.replace(outcome, redacted=redacted) if redacted else outcome
+
+    def _screen(self, fields: dict[str, Any]) -> tuple[Finding, ...]:
+        """Apply the secret policy to a write's checked ``fields`` in place (content, metadata, tags,
+        thread): its secrets replaced by placeholders, or :class:`SecretRefusedError`. What was redacted."""
+        screened = self._basis.secrets.screen(
+            fields["content"], fields.get("metadata"), fields.get("tags"), fields.get("thread")
+        )
+        if screened.findings:
+            fields["content"] = screened.content
+            for name in ("metadata", "tags", "thread"):
+                if name in fields:
+                    fields[name] = getattr(screened, name)
+        return screened.findings
 
     def _store_checked(
         self,
@@ -158,18 +175,21 @@ class Writes:
         """``fields``: the optional type, tags, importance and privacy scope, as given."""
         basis = self._basis
         memory_id = validate_id(memory_id)
-        content = validate_content(content, basis.limits.content_bytes)
         changes = optional_fields(fields.get("type"), fields.get("tags"), fields.get("importance"))
+        changes["content"] = validate_content(content, basis.limits.content_bytes)
         if metadata is not None:
             changes["metadata"] = validate_metadata(metadata, basis.limits.metadata_bytes)
         if (privacy := validate_privacy_scope(fields.get("privacy_scope"))) is not None:
             changes["privacy_scope"] = privacy
         if (when := validate_occurred_at(occurred_at, basis.clock())) is not None:
             changes["occurred_at"] = when
+        redacted = self._screen(changes)
+        content = changes.pop("content")
         basis.ready()
         self._chains.require_current(basis.owned(memory_id, scope, "update"), "update", scope)
         vectors, owners = basis.embed_shared([content])
-        return self.new_version(memory_id, content, changes, vectors, owners, scope)
+        outcome = self.new_version(memory_id, content, changes, vectors, owners, scope)
+        return dataclasses.replace(outcome, redacted=redacted) if redacted else outcome
 
     def new_version(
         self,

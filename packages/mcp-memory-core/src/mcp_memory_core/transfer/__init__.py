@@ -51,7 +51,14 @@ from .claude import parse_claude_conversations
 from .export import export_memories
 from .files import FORMATS, Format, default_import_namespace, detect_format, read_memories
 from .import_file import ImportFile
-from .importing import check_records, import_chatgpt, import_knowledge_graph, import_records, refused_records
+from .importing import (
+    check_records,
+    import_chatgpt,
+    import_knowledge_graph,
+    import_records,
+    redacted_records,
+    refused_records,
+)
 from .knowledge_graph import parse_knowledge_graph
 from .mcp_format import (
     ExportEmbedder,
@@ -86,5 +93,6 @@ __all__ = [
     "parse_knowledge_graph",
     "read_mcp_memory_jsonl",
     "read_memories",
+    "redacted_records",
     "refused_records",
 ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -69,12 +69,18 @@ def import_records(
 def refused_records(memories: Sequence[Memory], outcome: ImportOutcome) -> list[dict[str, str]]:
     """Each memory the import refused (``outcome.refused``), in file order: its id, where it came
     from (``"line 7"`` for an :class:`ImportFile`) and why."""
+    return _listed(memories, outcome.refused, "reason")
+
+
+def redacted_records(memories: Sequence[Memory], outcome: ImportOutcome) -> list[dict[str, str]]:
+    """Each memory the import wrote with its secrets redacted (``outcome.redacted``), in file order:
+    its id, where it came from and what was redacted where."""
+    return _listed(memories, outcome.redacted, "what")
+
+
+def _listed(memories: Sequence[Memory], said: Mapping[str, str], key: str) -> list[dict[str, str]]:
     where = memories.where if isinstance(memories, ImportFile) else (lambda memory_id: f"memory {memory_id}")
-    return [
-        {"id": m.id, "where": where(m.id), "reason": outcome.refused[m.id]}
-        for m in memories
-        if m.id in outcome.refused
-    ]
+    return [{"id": m.id, "where": where(m.id), key: said[m.id]} for m in memories if m.id in said]
 
 
 def import_chatgpt(

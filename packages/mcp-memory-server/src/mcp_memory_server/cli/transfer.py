@@ -282,3 +282,7 @@ def import_command(
     click.echo(line)
     for refused in summary["refused"]:
         click.echo(f"  {refused['where']} (memory {refused['id']}): {refused['reason']}")
+    if summary["redacted"]:
+        click.echo(f"redacted secrets in {len(summary['redacted'])} (MCP_MEMORY_SECRETS=redact):")
+    for redacted in summary["redacted"]:
+        click.echo(f"  {redacted['where']} (memory {redacted['id']}): {redacted['what']}")

@@ -103,7 +103,12 @@ def _options(*, pinned: bool, namespace: bool) -> Callable[[Callable[..., Any]],
 
 # -- add -----------------------------------------------------------------------------------------------
 def store_sentence(receipt: StoreReceipt) -> str:
-    """store_memory's receipt, said in one sentence (the similar memories follow on their own lines)."""
+    """store_memory's receipt, said in one sentence (the similar memories follow on their own lines),
+    and what was redacted in another."""
+    return _sentence(receipt) + redaction_sentence(receipt.redaction)
+
+
+def _sentence(receipt: StoreReceipt) -> str:
     if receipt.status == "duplicate":
         return (
             f"Duplicate of {receipt.id}: the same content is already stored in namespace "
@@ -115,6 +120,11 @@ def store_sentence(receipt: StoreReceipt) -> str:
             f"{receipt.superseded} (MCP_MEMORY_CONFLICT_POLICY=supersede replaced that near-duplicate)."
         )
     return f"Stored {receipt.id} in namespace {receipt.namespace!r}."
+
+
+def redaction_sentence(redaction: str | None) -> str:
+    """`` Redacted 1 secret: an AWS access key in content (MCP_MEMORY_SECRETS=redact).``, or ''."""
+    return f" {redaction[0].upper()}{redaction[1:]} (MCP_MEMORY_SECRETS=redact)." if redaction else ""
 
 
 @click.command("add")
@@ -186,7 +196,10 @@ def update_command(
     if as_json:
         emit_json(receipt.full())
         return
-    click.echo(f"Updated {receipt.superseded}: the new version is {receipt.id}.")
+    click.echo(
+        f"Updated {receipt.superseded}: the new version is {receipt.id}."
+        + redaction_sentence(receipt.redaction)
+    )
 
 
 # -- forget --------------------------------------------------------------------------------------------

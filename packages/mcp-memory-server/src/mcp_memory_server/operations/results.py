@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         UpdateOutcome,
     )
     from mcp_memory_core.scope import Scope
+    from mcp_memory_core.secret_scan import Finding
 
 
 SCORE_DIGITS = 3  # compact results round scores: 0.822 says what 0.8216966500434275 does
@@ -304,10 +305,45 @@ class Similar(_Result):
         )
 
 
-class StoreReceipt(_Result):
+class Redacted(_Result):
+    """A secret replaced by a placeholder before the memory was written: its ``kind`` (``aws-key``,
+    the placeholder's ``[REDACTED:aws-key]``), ``what`` it is in words, and the ``field`` it was in
+    (``content``, ``metadata.db.url``, ``tags``, ``thread``). Never its value."""
+
+    kind: str
+    what: str
+    field: str
+
+    @classmethod
+    def of(cls, finding: Finding) -> Redacted:
+        return cls(kind=finding.kind, what=finding.label, field=finding.field)
+
+
+class _Redacting(_Result):
+    """A write's receipt: what was redacted, listed and said in one sentence (only when anything was)."""
+
+    redacted: list[Redacted] = []
+
+    @property
+    def redaction(self) -> str | None:
+        """``redacted 1 secret: an AWS access key in content``, or None."""
+        if not self.redacted:
+            return None
+        from mcp_memory_core.secret_scan import Finding, describe  # loaded by the write that made this
+
+        return describe(Finding(r.kind, r.field, 0, 0) for r in self.redacted)
+
+    def _with_redaction(self, data: dict[str, Any]) -> dict[str, Any]:
+        if self.redacted:
+            data["redacted"] = [r.model_dump() for r in self.redacted]
+            data["redaction"] = self.redaction
+        return data
+
+
+class StoreReceipt(_Redacting):
     """What a store did: ``id``, ``status`` (stored / duplicate / superseded), ``namespace``, the near
-    duplicates in ``similar`` and the ``superseded`` (replaced) id. The memory is not echoed back: the
-    client just sent it."""
+    duplicates in ``similar``, the ``superseded`` (replaced) id, and the secrets ``redacted`` before
+    it was written. The memory is not echoed back: the client just sent it."""
 
     id: str
     status: str
@@ -323,6 +359,7 @@ class StoreReceipt(_Result):
             namespace=outcome.memory.namespace,
             similar=[Similar.of(s) for s in outcome.similar],
             superseded=outcome.superseded.id if outcome.superseded is not None else None,
+            redacted=[Redacted.of(f) for f in outcome.redacted],
         )
 
     def full(self) -> dict[str, Any]:
@@ -334,18 +371,23 @@ class StoreReceipt(_Result):
         }
         if self.superseded is not None:
             data["superseded"] = self.superseded
-        return data
+        return self._with_redaction(data)
 
 
-class UpdateReceipt(_Result):
-    """What an update did: the new version's ``id`` and the ``superseded`` (old) one."""
+class UpdateReceipt(_Redacting):
+    """What an update did: the new version's ``id``, the ``superseded`` (old) one, and the secrets
+    ``redacted`` before the new version was written."""
 
     id: str
     superseded: str
 
     @classmethod
     def of(cls, outcome: UpdateOutcome) -> UpdateReceipt:
-        return cls(id=outcome.memory.id, superseded=outcome.superseded.id)
+        return cls(
+            id=outcome.memory.id,
+            superseded=outcome.superseded.id,
+            redacted=[Redacted.of(f) for f in outcome.redacted],
+        )
 
     def full(self) -> dict[str, Any]:
-        return {"id": self.id, "superseded": self.superseded, "status": "updated"}
+        return self._with_redaction({"id": self.id, "superseded": self.superseded, "status": "updated"})

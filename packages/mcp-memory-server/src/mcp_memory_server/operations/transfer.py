@@ -53,6 +53,15 @@ class RefusedRecord(BaseModel):
     reason: str
 
 
+class RedactedRecord(BaseModel):
+    """A memory of the file imported with its secrets replaced by placeholders: its id, where it came
+    from and ``what`` was redacted where (never a value)."""
+
+    id: str
+    where: str
+    what: str
+
+
 class ImportResult(BaseModel):
     """What an import did."""
 
@@ -62,6 +71,7 @@ class ImportResult(BaseModel):
     vectors_reused: int  # memories whose vectors came with the file (not embedded again)
     refused: list[RefusedRecord]
     chit_chat: int  # turns of a chat export left out: greetings, thanks, one-word replies
+    redacted: list[RedactedRecord] = []  # imported with their secrets replaced by placeholders
     format: ImportFormat
     namespace: str | None  # where they went; None for an mcp-memory export: each memory keeps its own
     file: str
@@ -172,7 +182,7 @@ def write_import(
     engine: MemoryEngine, prepared: PreparedImport, progress: Progress | None = None
 ) -> ImportResult:
     """Write a prepared import in batches, one transaction each; ``progress(done, total)`` after each."""
-    from mcp_memory_core.transfer import import_records, refused_records
+    from mcp_memory_core.transfer import import_records, redacted_records, refused_records
 
     total = len(prepared.memories)
     done = 0
@@ -199,6 +209,7 @@ def write_import(
         vectors_reused=outcome.reused,
         refused=[RefusedRecord(**r) for r in refused_records(prepared.memories, outcome)],
         chit_chat=outcome.chit_chat,
+        redacted=[RedactedRecord(**r) for r in redacted_records(prepared.memories, outcome)],
         format=prepared.format,
         namespace=prepared.namespace,
         file=str(prepared.request.path),

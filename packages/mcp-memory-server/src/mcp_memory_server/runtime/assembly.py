@@ -122,6 +122,7 @@ def build_engine(
         relevance_floor=settings.floor(embedder),
         rerankers=rerankers,
         reranker_timeout=settings.reranker_timeout,
+        secrets=settings.secret_policy(),
     )
 
 

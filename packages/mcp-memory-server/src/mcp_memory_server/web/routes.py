@@ -67,6 +67,8 @@ ORDERS = {"newest": "Newest first", "oldest": "Oldest first", "importance": "Mos
 # What a redirect may announce on the next page: fixed texts, never text taken from the URL.
 NOTICES = {
     "updated": "Saved: a new version of the memory was created.",
+    "updated_redacted": "Saved: a new version of the memory was created, each secret it held replaced by a "
+    "placeholder ([REDACTED:<kind>]; MCP_MEMORY_SECRETS=redact).",
     "pinned": "Pinned: this memory never expires.",
     "unpinned": "Unpinned.",
     "deleted": "Deleted. It no longer appears in search or lists; you can restore it.",
@@ -367,11 +369,12 @@ class UiApp:
     async def edit(self, request: Request, caller: Caller) -> Response:
         change = _change(request.path_params["memory_id"], await request.form(max_files=0))
 
-        def do(engine: MemoryEngine, scope: Scope) -> str:
-            return update(engine, scope, change).id
+        def do(engine: MemoryEngine, scope: Scope) -> tuple[str, bool]:
+            receipt = update(engine, scope, change)
+            return receipt.id, bool(receipt.redacted)
 
-        new_id = await self.scoped(caller, do)
-        return _back(new_id, "updated")
+        new_id, redacted = await self.scoped(caller, do)
+        return _back(new_id, "updated_redacted" if redacted else "updated")
 
     async def pin(self, request: Request, caller: Caller) -> Response:
         memory_id = request.path_params["memory_id"]

@@ -112,11 +112,12 @@ def run(name: str, raw: bytes, *, budget: int = DEFAULT_BUDGET, store_decisions:
         return context_output(event, session_start(payload, budget))
     if name == "user-prompt-submit":
         return context_output(event, user_prompt_submit(payload, budget))
-    stored = store_decisions_of(payload, event) if store_decisions else 0
-    if not stored:
+    stored, notes = store_decisions_of(payload, event) if store_decisions else (0, [])
+    if not stored and not notes:
         return ""
     what = "decision" if stored == 1 else "decisions"
-    return json.dumps({"systemMessage": f"mcp-memory remembered {stored} {what} from this session."})
+    said = f" ({'; '.join(notes)})" if notes else ""
+    return json.dumps({"systemMessage": f"mcp-memory remembered {stored} {what} from this session{said}."})
 
 
 def run_failing_open(name: str, raw: bytes, *, budget: int, store_decisions: bool) -> str:
@@ -190,9 +191,10 @@ def user_prompt_submit(payload: dict[str, Any], budget: int) -> str:
         engine.close()
 
 
-def store_decisions_of(payload: dict[str, Any], event: str) -> int:
-    """Store the explicit decisions of this session (see the module docstring); how many were new.
-    No engine is built and no model loaded when there are none."""
+def store_decisions_of(payload: dict[str, Any], event: str) -> tuple[int, list[str]]:
+    """Store the explicit decisions of this session (see the module docstring); how many were new,
+    and what was said of secrets (redacted in one, or one left out under MCP_MEMORY_SECRETS=refuse:
+    the others are still stored). No engine is built and no model loaded when there are none."""
     if event == "Stop":
         message = payload.get("last_assistant_message")
         if not isinstance(message, str):
@@ -201,23 +203,32 @@ def store_decisions_of(payload: dict[str, Any], event: str) -> int:
     else:
         found = decision_lines(assistant_texts(_transcript(payload), marked_only=True))
     if not found:
-        return 0
+        return 0, []
+    from mcp_memory_core.secret_scan import SecretRefusedError, listing
+
     from ...operations.write import StoreRequest, store
 
     session = payload.get("session_id")
     engine = open_engine(payload, create=True)
     assert engine is not None
     stored = 0
+    notes: list[str] = []
     try:
         for kind, line in found:
             metadata: dict[str, Any] = {"source": "claude-code", "hook": event}
             if isinstance(session, str) and session:
                 metadata["session_id"] = session
             request = StoreRequest(content=line, metadata=metadata, type="semantic", tags=[kind])
-            stored += store(engine, engine.default_scope, request).status != "duplicate"
+            try:
+                receipt = store(engine, engine.default_scope, request)
+            except SecretRefusedError as exc:
+                notes.append(f"left out 1 holding {listing(exc.findings)}")
+                continue
+            stored += receipt.status != "duplicate"
+            notes += [receipt.redaction] if receipt.redaction else []
     finally:
         engine.close()
-    return stored
+    return stored, notes
 
 
 # -- decisions ---------------------------------------------------------------------------------------------

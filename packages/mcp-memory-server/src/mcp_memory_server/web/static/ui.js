@@ -113,6 +113,10 @@ document.addEventListener("DOMContentLoaded", () => {
         } else {
           text.textContent = `${line}.`;
         }
+        if (r.redacted && r.redacted.length) {
+          text.textContent += ` Redacted secrets in ${r.redacted.length}: ` +
+            r.redacted.map((x) => `${x.where}: ${x.what}`).join("; ") + ".";
+        }
       } else {
         text.textContent = `Failed: ${status.error}`;
       }

@@ -1,0 +1,120 @@
+"""What detect-secrets' plugins do not cover, and what keeps ordinary text out of the findings.
+
+Token shapes it lacks (newer OpenAI keys, Anthropic keys, fine-grained GitHub tokens, Google API
+keys, npm tokens, a URL password after an empty user), secrets assigned to a secret-sounding name
+(``PASSWORD=…``, ``api_token: …``), high-entropy values in other assignments, and, on request, e-mail
+addresses and phone numbers. Imports nothing heavy: the detector compiles these on its first scan.
+"""
+
+from __future__ import annotations
+
+import re
+
+# (kind, pattern, group holding the secret)
+TOKEN_PATTERNS: tuple[tuple[str, str, int], ...] = (
+    ("anthropic-key", r"(?<![\w-])sk-ant-(?:api|admin)\d\d-[A-Za-z0-9_-]{20,}", 0),
+    # sk-…, sk-proj-…, sk-svcacct-…: a body of 20+ characters with a digit and a capital in it, so
+    # words like "sk-learn-compatible" are not keys.
+    (
+        "openai-key",
+        r"(?<![\w-])sk-(?!ant-)(?:proj-|svcacct-|admin-)?(?=[\w-]*\d)(?=[\w-]*[A-Z])[\w-]{20,}",
+        0,
+    ),
+    ("github-token", r"(?<!\w)github_pat_[A-Za-z0-9_]{22,}", 0),
+    ("google-api-key", r"(?<![\w-])AIza[0-9A-Za-z_-]{35}(?![\w-])", 0),
+    ("npm-token", r"(?<!\w)npm_[A-Za-z0-9]{36}(?!\w)", 0),
+    ("stripe-key", r"(?<!\w)(?:sk|rk)_test_[0-9a-zA-Z]{24,}", 0),
+    # scheme://user:password@host with an empty user (redis://:password@host), which the basic auth
+    # plugin of detect-secrets leaves out
+    ("url-password", r"(?<=[A-Za-z0-9])://:([^\s:/?#\[\]@]+)@", 1),  # no scheme scan: linear on long words
+)
+
+PII_PATTERNS: dict[str, str] = {
+    "email": r"(?<![\w.+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![\w-]|\.\w)",
+    # international (+CC …), (NNN) NNN-NNNN, or NNN-NNN-NNNN; dates, versions and addresses do not fit
+    "phone": r"(?<![\w+.-])(?:\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{1,4}(?:[ .-]\d{2,4}){1,4}"
+    r"|\(\d{3}\) ?\d{3}-\d{4}|\d{3}[.-]\d{3}[.-]\d{4})(?![\w-]|\.\d)",
+}
+
+# NAME = value, NAME: value, NAME := value, NAME => value, and in prose "NAME is value"; the name
+# may be quoted (JSON, YAML).
+ASSIGNMENT = re.compile(
+    r"""(?<![\w.-])["']?(?P<name>[A-Za-z_][\w.-]*)["']?\s*(?P<op>:=|=>|=(?!=)|:(?!//)|(?<=\s)is(?=\s))\s*"""
+    r"""(?P<quote>["'`]?)(?P<value>[^\s"'`]+)"""
+)
+SECRET_NAME = re.compile(
+    r"pass(?:word|wd|phrase)?|pwd|secret|token|api_?key|apikey|access_?key|private_?key|auth_?key"
+    r"|signing_?key|encryption_?key|credentials?|bearer",
+    re.IGNORECASE,
+)
+PASSWORD_NAME = re.compile(r"pass(?:word|wd|phrase)?|pwd", re.IGNORECASE)
+# names that hold something about a secret, not the secret: where it lives, how big, how many
+NOT_SECRET_NAME = re.compile(
+    r"(?:^|[_.-])(?:ids?|path|file|dir|url|uri|name|names|count|len|length|size|limit|budget|ttl|type|"
+    r"types|format|header|field|policy|rotation|expiry|expires|age|min|max|hash|hashes|manager|store|"
+    r"vault|env|prefix|kind|source|location|ref)$|^(?:max|min|num|n)[_.-]|tokeni[sz]er",
+    re.IGNORECASE,
+)
+# names of values that are ids or digests: a high value entropy says nothing there
+ID_NAME = re.compile(
+    r"(?:^|[_.-])(?:ids?|uuid|guid|sha\d*|hash|digest|checksum|integrity|commit|rev|revision|version|"
+    r"etag|tag|ref|cursor|trace|span|request|build|run|image|slug)(?:$|[_.-])",
+    re.IGNORECASE,
+)
+PLACEHOLDER = re.compile(
+    r"^(?:[$%{<\[(*]|x{3,}|\.{3})|^(?:none|null|nil|true|false|yes|no|changeme|redacted|example|"
+    r"placeholder|required|optional|secret|password|token|undefined|empty|todo|tbd|n/?a|unset|"
+    r"your[_-].*|my[_-].*)$",
+    re.IGNORECASE,
+)
+# references to a value kept elsewhere: settings.db_password, process.env.TOKEN, OTHER_VARIABLE, 42,
+# getpass(), os.environ["X"], request.headers[…]
+REFERENCE = re.compile(r"^(?:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[A-Z][A-Z0-9_]+|\d+|[A-Za-z_][\w.]*[(\[].*)$")
+# identifiers that look random but are not secrets: commit hashes and other hex digests, UUIDs,
+# prefixed digests (sha256:…, sha512-…), versions
+IDENTIFIER = re.compile(
+    r"^(?:[0-9a-fA-F]{7,128}|[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}"
+    r"|(?:sha\d+|md5|blake2b?)[:-][A-Za-z0-9+/=_-]+|v?\d+(?:\.\d+)+(?:[-+][\w.-]+)?)$"
+)
+TRAILING = ".,;:!?)]}>"
+BASE64_CHARS = re.compile(r"^[A-Za-z0-9+/=_-]{20,}$")
+HIGH_ENTROPY = 4.0  # bits per character (detect-secrets' base64 measure) of a value that looks random
+
+
+def assigned_value(name: str, op: str, value: str) -> str | None:
+    """The secret among ``NAME op value`` (trailing punctuation dropped), or None when the name does
+    not sound secret or the value is a placeholder, a reference, a path or an ordinary identifier.
+    After ``:`` or ``is`` (prose as much as config: "Password: see the vault", "the token is valid")
+    the value must also be 8 characters or more and not only letters."""
+    value = value.rstrip(TRAILING)
+    if not SECRET_NAME.search(name) or NOT_SECRET_NAME.search(name) or not plausible(value):
+        return None
+    if op in (":", "is") and (len(value) < 8 or value.isalpha()):
+        return None
+    return value if len(value) >= 6 else None
+
+
+def plausible(value: str) -> bool:
+    """Could ``value`` be a secret at all (not a placeholder, a reference, a path or a URL)? Under a
+    secret name a hex string or a UUID is one (a webhook secret, an API key)."""
+    return not (
+        PLACEHOLDER.match(value)
+        or REFERENCE.match(value)
+        or value.startswith(("/", "~", "./", "../"))
+        or "://" in value
+    )
+
+
+def random_looking(name: str, value: str, entropy: float) -> bool:
+    """A high-entropy value assigned to a name that is no id or digest: base64-ish, 20+ characters,
+    capitals, small letters and digits mixed, ``entropy`` (bits per character) above the bar."""
+    return (
+        not ID_NAME.search(name)
+        and bool(BASE64_CHARS.match(value))
+        and plausible(value)
+        and not IDENTIFIER.match(value)
+        and any(c.isupper() for c in value)
+        and any(c.islower() for c in value)
+        and any(c.isdigit() for c in value)
+        and entropy > HIGH_ENTROPY
+    )
