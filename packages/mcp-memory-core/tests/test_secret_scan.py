@@ -240,3 +240,44 @@ def test_prose_and_named_assignments(text: str, secret: str, kind: str) -> None:
 )
 def test_prose_about_secrets_without_one_is_left_alone(text: str) -> None:
     assert find_secrets(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"AWS credentials for the deploy user: access key {AWS_ID} and secret {AWS_SECRET}.",
+        f"deploy user keys: {AWS_ID} / {AWS_SECRET}",
+        f"The signing secret {AWS_SECRET} rotates monthly.",
+    ],
+)
+def test_a_random_looking_value_after_a_secret_word_or_beside_an_aws_key_id_is_found(text: str) -> None:
+    assert AWS_SECRET not in redact(text, find_secrets(text))
+
+
+def test_a_url_password_holding_an_at_sign_is_redacted_whole() -> None:
+    text = "Connect with postgresql://admin:S3cr3tP@ssw0rd!@db.internal:5432/app today"
+    redacted = redact(text, find_secrets(text))
+    assert redacted == "Connect with postgresql://admin:[REDACTED:url-password]@db.internal:5432/app today"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The secret santa draw is on Friday; the token bucket refills 20 tokens a second.",
+        "secret sauce: cache the embeddings; token counting uses the WordPiece vocabulary.",
+        f"Build {AWS_ID[:4]}-less: commit 9fceb02d0ae598e95dc970b74767f19372d61af8 fixed it.",
+    ],
+)
+def test_ordinary_words_after_a_secret_word_are_left_alone(text: str) -> None:
+    assert find_secrets(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "secret management: HashiCorpVaultAgentInjector2 injects them",
+        "component: KubernetesExternalSecretsOperator3 syncs the values",
+    ],
+)
+def test_an_identifier_made_of_words_is_not_random(text: str) -> None:
+    assert find_secrets(text) == []

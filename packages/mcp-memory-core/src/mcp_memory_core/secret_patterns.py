@@ -47,6 +47,18 @@ SECRET_NAME = re.compile(
     r"|signing_?key|encryption_?key|credentials?|bearer",
     re.IGNORECASE,
 )
+# In prose, a secret-sounding word right before the value ("and secret wJalrX…", "the signing secret
+# 8fK…"): the value counts only when it looks random (:func:`random_looking`), so "the secret santa"
+# and "token bucket" are words.
+PROSE_SECRET = re.compile(
+    r"(?<![\w.-])(?P<name>[A-Za-z_][\w-]*)\s+(?P<quote>[\"'`]?)(?P<value>[A-Za-z0-9+/=_-]{20,})(?![\w+/=-])"
+)
+# An AWS secret access key: 40 characters of base64, which a line holding an access key id
+# (AKIA…, ASIA…) may give without naming it ("keys: AKIA… / wJalrX…")
+AWS_SECRET = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=])")
+AWS_KEY_ID = re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Z0-9])")
+# where a URL's userinfo ends: the last "@" before the host (a password may hold "@" unencoded)
+AUTHORITY = re.compile(r"[^\s/?#]*")
 PASSWORD_NAME = re.compile(r"pass(?:word|wd|phrase)?|pwd", re.IGNORECASE)
 # names that hold something about a secret, not the secret: where it lives, how big, how many
 NOT_SECRET_NAME = re.compile(
@@ -117,4 +129,15 @@ def random_looking(name: str, value: str, entropy: float) -> bool:
         and any(c.islower() for c in value)
         and any(c.isdigit() for c in value)
         and entropy > HIGH_ENTROPY
+        and not wordlike(value)
     )
+
+
+WORD_RUN = re.compile(r"[a-z]{3,}")
+
+
+def wordlike(value: str) -> bool:
+    """Mostly runs of three or more small letters: an identifier made of words
+    (``HashiCorpVaultAgentInjector2``), not random characters, where such runs are rare (a random
+    40-character base64 string has about one)."""
+    return sum(len(run) for run in WORD_RUN.findall(value)) * 2 >= len(value)

@@ -289,7 +289,9 @@ class _Detector:
         for raw in text.splitlines(keepends=True):
             line = raw.rstrip("\r\n")
             for priority, start, end in self._line(line, pii):
-                if self.kinds[priority] not in UNEXTENDED:
+                if self.kinds[priority] == "url-password":
+                    end = _userinfo_end(line, end)
+                elif self.kinds[priority] not in UNEXTENDED:
                     tail = JWT_TAIL if self.kinds[priority] == "jwt" else TOKEN_TAIL
                     end = tail.match(line, end).end()  # type: ignore[union-attr]
                 yield priority, offset + start, offset + end
@@ -313,6 +315,7 @@ class _Detector:
             for match in regex.finditer(line):
                 yield priority, match.start(group), match.end(group)
         yield from self._assignments(line)
+        yield from self._prose(line)
         for kind in sorted(pii):
             priority, regex = self.pii[kind]
             for match in regex.finditer(line):
@@ -330,12 +333,34 @@ class _Detector:
             if patterns.random_looking(name, value, self.entropy(value)):
                 yield self.entropy_kind, start, start + len(value)
 
+    def _prose(self, line: str) -> Iterator[tuple[int, int, int]]:
+        """A random-looking value right after a secret-sounding word, and a line's AWS secret access
+        key beside its access key id."""
+        for match in patterns.PROSE_SECRET.finditer(line):
+            name, value = match["name"], match["value"]
+            if patterns.SECRET_NAME.search(name) and patterns.random_looking(
+                name, value, self.entropy(value)
+            ):
+                yield self._named_kind(name), match.start("value"), match.end("value")
+        if patterns.AWS_KEY_ID.search(line):
+            for match in patterns.AWS_SECRET.finditer(line):
+                if patterns.random_looking("", match[0], self.entropy(match[0])):
+                    yield self.aws, match.start(), match.end()
+
     def _named_kind(self, name: str) -> int:
         """The kind of a secret assigned to ``name``: AWS_SECRET_ACCESS_KEY holds an AWS key,
         DB_PASSWORD a password, anything else secret-sounding a secret."""
         if "aws" in name.lower():
             return self.aws
         return self.password if patterns.PASSWORD_NAME.search(name) else self.secret
+
+
+def _userinfo_end(line: str, end: int) -> int:
+    """The end of a URL password found ending at ``end``: the last "@" of the URL's authority (an
+    unencoded "@" in the password is the user's, the last one the host's)."""
+    authority_end = patterns.AUTHORITY.match(line, end).end()  # type: ignore[union-attr]
+    last_at = line.rfind("@", end, authority_end)
+    return last_at if last_at > end else end
 
 
 def _occurrences(line: str, value: str) -> Iterator[int]:
