@@ -1,3 +1,4 @@
+import dataclasses
 from pathlib import Path
 
 from mcp_memory_core import Settings
@@ -46,7 +47,7 @@ def test_the_relevance_floor_is_the_embedders_calibration_with_settings_on_top(m
     assert Settings().floor(Calibrated()) == ALL_MINILM_L6_V2
     assert Settings().floor(Uncalibrated()) is None  # no scale known: no floor
     monkeypatch.setenv("MCP_MEMORY_FLOOR_STANDOUT", "0.2")
-    assert Settings().floor(Calibrated()) == RelevanceFloor(0.40, 0.2, 0.30, 0.20)
+    assert Settings().floor(Calibrated()) == dataclasses.replace(ALL_MINILM_L6_V2, min_standout=0.2)
     assert Settings().floor(Uncalibrated()) is None  # one value is not a calibration
     monkeypatch.setenv("MCP_MEMORY_FLOOR_SIMILARITY", "0.5")
     monkeypatch.setenv("MCP_MEMORY_FLOOR_KEYWORD_SIMILARITY", "0.4")
