@@ -242,8 +242,8 @@ def test_keyboard_focus_is_visible_and_in_order(page, server):
         order.append(
             page.evaluate("() => document.activeElement.textContent.trim() || document.activeElement.id")
         )
-    menu = ["Browse", "New", "Search", "Tags", "Import", "Export", "Stats"]
-    assert order[:9] == ["Skip to content", "mcp-memory", *menu]
+    menu = ["Browse", "New", "Search", "Tags", "Import", "Export", "Tidy", "Stats"]
+    assert order[:10] == ["Skip to content", "mcp-memory", *menu]
     outline = page.evaluate("() => getComputedStyle(document.activeElement).outlineStyle")
     assert outline not in ("", "none")
     page.reload()
