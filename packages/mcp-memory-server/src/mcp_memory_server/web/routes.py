@@ -43,6 +43,7 @@ from ..operations.vocabulary import MEMORY_TYPES, PRIVACY
 from ..operations.write import StoreRequest, UpdateRequest, delete_many, store, update
 from .auth import CSRF_FIELD, CSRF_HEADER, Caller, UiAuth
 from .imports import FORMATS, ImportJobs, import_request
+from .pages import PageError
 from .tidy import tidy_apply, tidy_page
 
 if TYPE_CHECKING:
@@ -77,15 +78,6 @@ NOTICES = {
 }
 
 Handler = Callable[[Request, Caller], Awaitable[Response]]
-
-
-class PageError(Exception):
-    """An error page: ``status`` and one sentence."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 def _templates() -> Environment:

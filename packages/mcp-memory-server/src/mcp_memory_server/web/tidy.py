@@ -16,13 +16,13 @@ from starlette.responses import Response
 
 from ..operations.read import namespaces
 from ..operations.tidy import ApplyRequest, apply, propose
+from .pages import PageError, Pages
 
 if TYPE_CHECKING:
     from mcp_memory_core.engine import MemoryEngine
     from mcp_memory_core.scope import Scope
 
     from .auth import Caller
-    from .routes import UiApp
 
 MAX_FORM_FIELDS = 4  # csrf, namespace, proposals
 
@@ -31,7 +31,7 @@ def _namespace(value: str | None) -> str | None:
     return (value or "").strip() or None
 
 
-async def tidy_page(ui: UiApp, request: Request, caller: Caller) -> Response:
+async def tidy_page(ui: Pages, request: Request, caller: Caller) -> Response:
     """GET: the proposals for the chosen namespace (default: the current project and ``user``)."""
     chosen = _namespace(request.query_params.get("namespace"))
 
@@ -48,10 +48,8 @@ async def tidy_page(ui: UiApp, request: Request, caller: Caller) -> Response:
     )
 
 
-async def tidy_apply(ui: UiApp, request: Request, caller: Caller) -> Response:
+async def tidy_apply(ui: Pages, request: Request, caller: Caller) -> Response:
     """POST: apply the proposals the page showed; the page then says what was done and skipped."""
-    from .routes import PageError
-
     form = await request.form(max_files=0, max_fields=MAX_FORM_FIELDS)
     chosen = _namespace(str(form.get("namespace", "")))
     try:
