@@ -281,3 +281,84 @@ def test_ordinary_words_after_a_secret_word_are_left_alone(text: str) -> None:
 )
 def test_an_identifier_made_of_words_is_not_random(text: str) -> None:
     assert find_secrets(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("The root password is hunter2", "hunter2"),
+        ("API key: 9f8e7d6c5b4a39281706f5e4d3c2b1a0", "9f8e7d6c5b4a39281706f5e4d3c2b1a0"),
+        ("Datadog API key 3c0c3965368a6b10f7640dbda46abfdc", "3c0c3965368a6b10f7640dbda46abfdc"),
+        ("Twilio auth token 8f4c1e2d9b7a6c5e3f1d0b9a8c7e6f5d", "8f4c1e2d9b7a6c5e3f1d0b9a8c7e6f5d"),
+        (
+            "Use this webhook secret whsec_5f8a9b2c3d4e5f6a7b8c9d0e1f2a3b4c",
+            "whsec_5f8a9b2c3d4e5f6a7b8c9d0e1f2a3b4c",
+        ),
+        (
+            "The API key for Mailgun is key-3ax6xnjp29jd6fds4gc373sgvjxteol0",
+            "key-3ax6xnjp29jd6fds4gc373sgvjxteol0",
+        ),
+        (
+            "DigitalOcean token dop_v1_4f9a2b7c8d1e6f3a5b9c0d2e4f6a8b1c3d5e7f9a0b2c4d6e8f1a3b5c7d9e0f2a",
+            "dop_v1_4f9a2b7c8d1e6f3a5b9c0d2e4f6a8b1c3d5e7f9a0b2c4d6e8f1a3b5c7d9e0f2a",
+        ),
+        (
+            "Discord webhook https://discord.com/api/webhooks/123456789012345678/"
+            "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789_-AbCdEfGhIjKlMnOpQrSt",
+            "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789_-AbCdEfGhIjKlMnOpQrSt",
+        ),
+    ],
+)
+def test_secrets_named_in_prose_by_two_words_or_a_short_password(text: str, secret: str) -> None:
+    assert secret not in redact(text, find_secrets(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The cache key 9fceb02d0ae598e95dc970b74767f19372d61af8 is the commit of the lock file.",
+        "The token lifetime is 3600s; the password is required; password policy: min-length 12.",
+        "API key rotation is quarterly; the API key lives in the vault under payments/stripe.",
+        "The session token expires after 86400s and the auth token header is X-Auth-Token.",
+    ],
+)
+def test_words_and_ids_near_secret_words_are_left_alone(text: str) -> None:
+    assert find_secrets(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Run it with MCP_MEMORY_SECRETS=redact and MCP_MEMORY_SECRETS_PII=email,phone set.",
+        "A revoked token counts at once when the token is revoked: the token is verified every time.",
+        "It applies **at once when the token is revoked**: the token is verified on every request.",
+        'Examples: "S3 as AKIA…", "DATABASE_URL=postgresql://svc:…@host/db", "DB_PASSWORD=…".',
+    ],
+)
+def test_settings_about_secrets_prose_and_elided_examples_are_left_alone(text: str) -> None:
+    assert find_secrets(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (
+            "Connection string: Server=tcp:db.example.net;Database=app;User ID=admin;Password=Pa55w0rd!2024;",
+            "Pa55w0rd!2024",
+        ),
+        ("SMTP login is ops@example.com with password Qw3rty!9xZ", "Qw3rty!9xZ"),
+    ],
+)
+def test_a_password_in_a_connection_string_or_after_the_word(text: str, secret: str) -> None:
+    assert secret not in redact(text, find_secrets(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Send a password reset for user42 and enable password 2FA codes.",
+        "Connection: Server=tcp:db.example.net;Database=app;Encrypt=true;",
+    ],
+)
+def test_password_words_and_connection_settings_are_left_alone(text: str) -> None:
+    assert find_secrets(text) == []

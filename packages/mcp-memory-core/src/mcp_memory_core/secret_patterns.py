@@ -24,6 +24,11 @@ TOKEN_PATTERNS: tuple[tuple[str, str, int], ...] = (
     ("google-api-key", r"(?<![\w-])AIza[0-9A-Za-z_-]{35}(?![\w-])", 0),
     ("npm-token", r"(?<!\w)npm_[A-Za-z0-9]{36}(?!\w)", 0),
     ("stripe-key", r"(?<!\w)(?:sk|rk)_test_[0-9a-zA-Z]{24,}", 0),
+    ("stripe-key", r"(?<!\w)whsec_[0-9a-zA-Z]{24,}", 0),  # a webhook signing secret
+    ("huggingface-token", r"(?<!\w)hf_[A-Za-z]{30,}(?!\w)", 0),
+    ("digitalocean-token", r"(?<!\w)do[opr]_v1_[0-9a-f]{64}(?!\w)", 0),
+    ("mailgun-key", r"(?<![\w-])key-[0-9a-z]{32}(?![\w-])", 0),
+    ("webhook-url", r"discord(?:app)?\.com/api/webhooks/\d+/([\w-]{30,})", 1),
     # scheme://user:password@host with an empty user (redis://:password@host), which the basic auth
     # plugin of detect-secrets leaves out
     ("url-password", r"(?<=[A-Za-z0-9])://:([^\s:/?#\[\]@]+)@", 1),  # no scheme scan: linear on long words
@@ -40,8 +45,8 @@ PII_PATTERNS: dict[str, str] = {
 # may be quoted (JSON, YAML).
 ASSIGNMENT = re.compile(
     r"""(?<![\w.-])["']?(?P<name>[A-Za-z_][\w.-]*)["']?\s*(?P<op>:=|=>|=(?!=)|:(?!//)|(?<=\s)is(?=\s))\s*"""
-    r"""(?P<quote>["'`]?)(?P<value>[^\s"'`]+)"""
-)
+    r"""(?P<quote>["'`]?)(?P<value>(?:(?!;[A-Za-z][\w ]{0,30}=)[^\s"'`])+)"""
+)  # a value ends before "; Name=" (a connection string's next setting)
 SECRET_NAME = re.compile(
     r"pass(?:word|wd|phrase)?|pwd|secret|token|api_?key|apikey|access_?key|private_?key|auth_?key"
     r"|signing_?key|encryption_?key|credentials?|bearer",
@@ -50,8 +55,14 @@ SECRET_NAME = re.compile(
 # In prose, a secret-sounding word right before the value ("and secret wJalrX…", "the signing secret
 # 8fK…"): the value counts only when it looks random (:func:`random_looking`), so "the secret santa"
 # and "token bucket" are words.
+# The name may be two words ("API key", "auth token", "webhook secret"), then "is", ":" or "=".
 PROSE_SECRET = re.compile(
-    r"(?<![\w.-])(?P<name>[A-Za-z_][\w-]*)\s+(?P<quote>[\"'`]?)(?P<value>[A-Za-z0-9+/=_-]{20,})(?![\w+/=-])"
+    r"(?<![\w.-])(?P<name>(?:[A-Za-z][\w-]*[ _])?[A-Za-z_][\w-]*)\s*(?:(?<=\s)is\s+|[:=]\s*)?"
+    r"(?P<quote>[\"'`]?)(?P<value>[A-Za-z0-9+/=_-]{20,})(?![\w+/=-])"
+)
+# "with password Qw3rty!9xZ": a password right after the word, letters and digits mixed
+PASSWORD_PROSE = re.compile(
+    r"(?<![\w-])(?:pass(?:word|wd|phrase)?|pwd)\s+(?P<value>[^\s\"'`]{6,})", re.IGNORECASE
 )
 # An AWS secret access key: 40 characters of base64, which a line holding an access key id
 # (AKIA…, ASIA…) may give without naming it ("keys: AKIA… / wJalrX…")
@@ -64,7 +75,8 @@ PASSWORD_NAME = re.compile(r"pass(?:word|wd|phrase)?|pwd", re.IGNORECASE)
 NOT_SECRET_NAME = re.compile(
     r"(?:^|[_.-])(?:ids?|path|file|dir|url|uri|name|names|count|len|length|size|limit|budget|ttl|type|"
     r"types|format|header|field|policy|rotation|expiry|expires|age|min|max|hash|hashes|manager|store|"
-    r"vault|env|prefix|kind|source|location|ref)$|^(?:max|min|num|n)[_.-]|tokeni[sz]er",
+    r"vault|env|prefix|kind|source|location|ref|mode|pii|secrets|tokens|passwords)$"
+    r"|^(?:max|min|num|n)[_.-]|tokeni[sz]er",
     re.IGNORECASE,
 )
 # names of values that are ids or digests: a high value entropy says nothing there
@@ -74,7 +86,7 @@ ID_NAME = re.compile(
     re.IGNORECASE,
 )
 PLACEHOLDER = re.compile(
-    r"^(?:[$%{<\[(*]|x{3,}|\.{3})|^(?:none|null|nil|true|false|yes|no|changeme|redacted|example|"
+    r"^(?:[$%{<\[(*…]|x{3,}|\.{3})|^(?:none|null|nil|true|false|yes|no|changeme|redacted|example|"
     r"placeholder|required|optional|secret|password|token|undefined|empty|todo|tbd|n/?a|unset|"
     r"your[_-].*|my[_-].*)$",
     re.IGNORECASE,
@@ -89,6 +101,8 @@ IDENTIFIER = re.compile(
     r"|(?:sha\d+|md5|blake2b?)[:-][A-Za-z0-9+/=_-]+|v?\d+(?:\.\d+)+(?:[-+][\w.-]+)?)$"
 )
 TRAILING = ".,;:!?)]}>"
+EMPHASIS = "*_~"  # markdown around a word
+DURATION = re.compile(r"\d+[A-Za-z]{1,2}")  # 3600s, 512mb, 90d
 BASE64_CHARS = re.compile(r"^[A-Za-z0-9+/=_-]{20,}$")
 HIGH_ENTROPY = 4.0  # bits per character (detect-secrets' base64 measure) of a value that looks random
 
@@ -101,9 +115,53 @@ def assigned_value(name: str, op: str, value: str) -> str | None:
     value = value.rstrip(TRAILING)
     if not SECRET_NAME.search(name) or NOT_SECRET_NAME.search(name) or not plausible(value):
         return None
-    if op in (":", "is") and (len(value) < 8 or value.isalpha()):
+    word = value.strip(EMPHASIS)  # "the token is **revoked**:" holds a word
+    if op in (":", "is") and (word.isalpha() or len(word) < (6 if _short_password(name, word) else 8)):
         return None
     return value if len(value) >= 6 else None
+
+
+def _short_password(name: str, value: str) -> bool:
+    """A password of 6 or 7 characters with letters and digits ("the root password is hunter2"),
+    not a duration or a size ("3600s", "512mb")."""
+    return (
+        bool(PASSWORD_NAME.search(name))
+        and any(c.isalpha() for c in value)
+        and any(c.isdigit() for c in value)
+        and not DURATION.fullmatch(value)
+    )
+
+
+def password_in_prose(value: str) -> str | None:
+    """The password in "password <value>": 6 characters or more with a digit in them (8 or more,
+    or letters too), or None for a word, a reference, an address or a duration ("password reset",
+    "password 2FA", "password 90d")."""
+    value = value.rstrip(TRAILING)
+    if len(value) < 6 or "@" in value or not plausible(value) or not any(c.isdigit() for c in value):
+        return None
+    return (
+        value
+        if _short_password("password", value) or (len(value) >= 8 and not DURATION.fullmatch(value))
+        else None
+    )
+
+
+def named_in_prose(name: str, value: str, entropy: float) -> bool:
+    """A value right after a secret-sounding name in prose ("Datadog API key 3c0c39…", "the signing
+    secret 8fK…"): random-looking, or at least 20 characters of letters and digits mixed that are
+    no words (a hex key, a prefixed token) under a name that is no id or digest."""
+    words = name.replace(" ", "_")
+    if not SECRET_NAME.search(words) or NOT_SECRET_NAME.search(words) or not plausible(value):
+        return False
+    if random_looking(name, value, entropy):
+        return True
+    return (
+        not ID_NAME.search(words)
+        and any(c.isalpha() for c in value)
+        and any(c.isdigit() for c in value)
+        and not wordlike(value)
+        and entropy > 3.0
+    )
 
 
 def plausible(value: str) -> bool:

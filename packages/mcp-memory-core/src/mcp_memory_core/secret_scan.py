@@ -44,6 +44,10 @@ LABELS: dict[str, str] = {
     "sendgrid-key": "a SendGrid API key",
     "pypi-token": "a PyPI token",
     "npm-token": "an npm token",
+    "huggingface-token": "a Hugging Face token",
+    "digitalocean-token": "a DigitalOcean token",
+    "mailgun-key": "a Mailgun API key",
+    "webhook-url": "a webhook URL's secret",
     "azure-storage-key": "an Azure storage key",
     "twilio-key": "a Twilio key",
     "mailchimp-key": "a Mailchimp API key",
@@ -305,6 +309,8 @@ class _Detector:
                 kind = self.kinds[priority]
                 if kind == "password" and not patterns.plausible(value.rstrip(patterns.TRAILING)):
                     continue
+                if kind == "url-password" and patterns.PLACEHOLDER.match(value):
+                    continue  # an elided example (scheme://user:…@host); a dotted password is one
                 for start in _occurrences(line, value):
                     if kind == "password":
                         named = patterns.PASSWORD_NAME.search(line[:start])
@@ -334,14 +340,16 @@ class _Detector:
                 yield self.entropy_kind, start, start + len(value)
 
     def _prose(self, line: str) -> Iterator[tuple[int, int, int]]:
-        """A random-looking value right after a secret-sounding word, and a line's AWS secret access
-        key beside its access key id."""
+        """A value right after a secret-sounding name in prose (:func:`.secret_patterns.named_in_prose`),
+        and a line's AWS secret access key beside its access key id."""
         for match in patterns.PROSE_SECRET.finditer(line):
             name, value = match["name"], match["value"]
-            if patterns.SECRET_NAME.search(name) and patterns.random_looking(
-                name, value, self.entropy(value)
-            ):
+            if patterns.named_in_prose(name, value, self.entropy(value)):
                 yield self._named_kind(name), match.start("value"), match.end("value")
+        for match in patterns.PASSWORD_PROSE.finditer(line):
+            secret = patterns.password_in_prose(match["value"])
+            if secret is not None:
+                yield self.password, match.start("value"), match.start("value") + len(secret)
         if patterns.AWS_KEY_ID.search(line):
             for match in patterns.AWS_SECRET.finditer(line):
                 if patterns.random_looking("", match[0], self.entropy(match[0])):
