@@ -1,6 +1,7 @@
 """The README matches the program: every command of ``mcp-memory --help`` and every ``MCP_MEMORY_*``
 setting is named in it, or in a page it links (docs/cli.md, a plugin's README …), so a user who reads
-it finds everything the program offers."""
+it finds everything the program offers; and its quick start's two commands install what it says: the
+server alone, then the tests without torch, which CI runs after them."""
 
 from __future__ import annotations
 
