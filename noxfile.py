@@ -1,7 +1,9 @@
-"""Sessions: tests (the whole workspace), conformance (each plugin alone), sentence_transformers (torch),
-bench (speed, outside the default run), lint, typecheck.
+"""Sessions: tests (the whole workspace), conformance (each plugin alone), lint, typecheck — the
+default run — and, each run by name: sentence_transformers (installs torch), bench (speed),
+bench_quality and agent_recall (retrieval quality).
 
-`uv run nox` runs the default sessions — the project's whole test suite.
+`uv run --only-group nox nox` runs the default sessions: the project's whole test suite but the
+torch-backed plugin; `uv run --only-group nox nox -s sentence_transformers` runs that one (CI runs both).
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ import nox
 
 ROOT = Path(__file__).parent
 nox.options.default_venv_backend = "uv|virtualenv"
-nox.options.sessions = ["lint", "typecheck", "tests", "conformance", "sentence_transformers"]
+# The default run, the quick checks first; every other session runs by name (`nox -s NAME`).
+nox.options.sessions = ["lint", "typecheck", "tests", "conformance"]
 nox.options.error_on_missing_interpreters = True
 
 CORE = ["-e", "packages/mcp-memory-core", "-e", "packages/mcp-memory-testing"]
@@ -83,7 +86,8 @@ def conformance(session: nox.Session, target: str) -> None:
 
 @nox.session(venv_backend="virtualenv")
 def sentence_transformers(session: nox.Session) -> None:
-    """The torch-backed plugin, and proof that the minilm plugin's vectors equal sentence-transformers'.
+    """The torch-backed plugin, and proof that the minilm plugin's vectors equal sentence-transformers'
+    (not in the default run: torch is large).
 
     pip (not uv) installs torch here: `pip install torch==2.13.0` takes the local CPU wheel on these
     machines, where uv would download several GB of CUDA torch.

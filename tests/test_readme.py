@@ -1,10 +1,15 @@
 """The README matches the program: every command of ``mcp-memory --help`` and every ``MCP_MEMORY_*``
 setting is named in it, or in a page it links (docs/cli.md, a plugin's README …), so a user who reads
-it finds everything the program offers."""
+it finds everything the program offers; and its quick start's two commands install what it says: the
+server alone, then the tests without torch, which CI runs after them."""
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
+import subprocess
+import sys
 from functools import cache
 from pathlib import Path
 
@@ -17,6 +22,9 @@ from mcp_memory_server.runtime.variables import OTHER_VARIABLES, known_variables
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+CI = ROOT / ".ci" / "run"
+# What only developing mcp-memory needs: none of it belongs in the server's environment.
+DEVELOPMENT_TOOLS = {"pytest", "nox", "ruff", "mypy", "playwright", "pgserver", "import-linter", "torch"}
 LINK = re.compile(r"\]\(([^)#\s]+\.md)(?:#[^)]*)?\)")
 # A full name, or a shorthand for a sibling of the full name before it in the same line:
 # "`MCP_MEMORY_TTL_WORKING` / `_EPISODIC`" names MCP_MEMORY_TTL_EPISODIC too.
@@ -109,3 +117,53 @@ def test_the_shorthand_is_read_as_the_table_writes_it() -> None:
         "| `MCP_MEMORY_TTL_WORKING` / `_EPISODIC` | x |\n| `MCP_MEMORY_HYBRID_METHOD` / `_K` |"
     )
     assert "MCP_MEMORY_TTL_EPISODIC" not in named_variables("`_EPISODIC` alone\n`MCP_MEMORY_TTL_WORKING`")
+
+
+def quick_start_commands() -> list[str]:
+    """The commands of the README's quick start block, comments dropped."""
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("\n## Quick start") :]
+    start = section.index("```bash\n") + len("```bash\n")
+    block = section[start : section.index("```", start)]
+    return [line.split("#", 1)[0].strip() for line in block.splitlines() if line.strip()]
+
+
+def test_the_servers_first_run_installs_no_development_tool() -> None:
+    """``uv run mcp-memory`` on a clone installs the root project with uv's default groups: the
+    locked set ``uv export`` prints for them (the workspace's own packages left out) holds what the
+    server runs on and no test, lint or type tool."""
+    uv = shutil.which("uv")
+    assert uv is not None, "uv is not on PATH: install it (README, Quick start) to run this test"
+    exported = subprocess.run(
+        [uv, "export", "--frozen", "--no-hashes", "--no-header", "--no-annotate", "--no-emit-workspace"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    names = {re.split(r"[=<>;\[ ]", line)[0] for line in exported.splitlines()}
+    assert {"mcp", "onnxruntime", "sqlite-vec", "uvicorn"} <= names
+    assert names & DEVELOPMENT_TOOLS == set()
+
+
+def test_the_default_test_run_installs_no_torch() -> None:
+    """``nox`` without ``-s`` runs the selected sessions; the one that installs torch is not one."""
+    listed = subprocess.run(
+        [sys.executable, "-m", "nox", "--list", "--json", "--noxfile", str(ROOT / "noxfile.py")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    selected = {session["name"] for session in json.loads(listed)}
+    assert {"tests", "conformance", "lint", "typecheck"} <= selected
+    assert "sentence_transformers" not in selected
+
+
+def test_ci_runs_the_readmes_test_command_then_the_torch_session() -> None:
+    """.ci/run runs the quick start's test command as written, then the session it leaves out."""
+    [test_command] = [command for command in quick_start_commands() if "nox" in command]
+    ci_lines = [line.strip() for line in CI.read_text(encoding="utf-8").splitlines()]
+    assert test_command in ci_lines
+    assert f"{test_command} -s sentence_transformers" in ci_lines
+    assert ci_lines.index(test_command) < ci_lines.index(f"{test_command} -s sentence_transformers")

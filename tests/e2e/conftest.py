@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from e2e_helpers import require_default_plugins
+from e2e_helpers import ctrl_c_reaches_children, require_default_plugins
 
 
 @pytest.fixture
@@ -21,3 +22,10 @@ def default_plugins() -> None:
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:
     return tmp_path / "data" / "memories.db"
+
+
+@pytest.fixture
+def ctrl_c_reaches_servers() -> Iterator[None]:
+    """For the tests that press Ctrl-C: see ``ctrl_c_reaches_children``."""
+    with ctrl_c_reaches_children():
+        yield

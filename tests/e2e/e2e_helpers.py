@@ -9,6 +9,7 @@ import contextlib
 import importlib.util
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -34,6 +35,19 @@ def server_env(db_path: Path, **extra: str) -> dict[str, str]:
     env.update({"MCP_MEMORY_DB_PATH": str(db_path), "MCP_MEMORY_LOG_LEVEL": "INFO", "PYTHONUNBUFFERED": "1"})
     env.update(extra)
     return env
+
+
+@contextlib.contextmanager
+def ctrl_c_reaches_children() -> Iterator[None]:
+    """Processes started inside take Ctrl-C (SIGINT) as they would from a terminal, whatever this run
+    was given. A run started with SIGINT ignored (a script's background job, nohup) passes that on to
+    every child, and Python then leaves Ctrl-C ignored: a test sending it would wait in vain. Handled
+    here for the while (by Python's own handler), SIGINT is at its default in each child exec'd."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def module_command() -> list[str]:

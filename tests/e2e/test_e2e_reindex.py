@@ -70,6 +70,7 @@ def interrupt_once_committed(proc: subprocess.Popen[str], db: Path, rows: int) -
     raise AssertionError(f"reindex ended (status {proc.returncode}) before {rows} rows were seen")
 
 
+@pytest.mark.usefixtures("ctrl_c_reaches_servers")
 def test_reindex_from_the_fake_to_minilm_resumes_after_ctrl_c(tmp_path: Path) -> None:
     db = tmp_path / "memories.db"
     old = MemoryEngine(SqliteVecStore(db), HashEmbedder(), SimilarityRanker(), namespace="e2e")

@@ -16,6 +16,7 @@ from e2e_helpers import (
     INITIALIZE,
     INITIALIZED,
     RawServer,
+    ctrl_c_reaches_children,
     error_text,
     module_command,
     payload,
@@ -188,6 +189,7 @@ def _stdout_lines(server: RawServer) -> list[bytes]:
     return lines
 
 
+@pytest.mark.usefixtures("ctrl_c_reaches_servers")
 @pytest.mark.parametrize("args", [(), ("serve",)], ids=["default", "serve"])
 def test_ctrl_c_stops_the_stdio_server_with_130_and_no_traceback(
     args: tuple[str, ...], db_path: Path, tmp_path: Path
@@ -205,6 +207,7 @@ def test_ctrl_c_stops_the_stdio_server_with_130_and_no_traceback(
     assert "meant to be started by an MCP client" not in stderr  # stdin is a pipe: a client runs it
 
 
+@pytest.mark.usefixtures("ctrl_c_reaches_servers")
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a pseudo-terminal on stdin")
 def test_on_a_terminal_the_stdio_server_says_what_it_is_and_ctrl_c_stops_it(
     db_path: Path, tmp_path: Path
@@ -235,3 +238,20 @@ def test_on_a_terminal_the_stdio_server_says_what_it_is_and_ctrl_c_stops_it(
     told = [line for line in errlog.read_text().splitlines() if "mcp-memory ui" in line]
     assert len(told) == 1 and "MCP server" in told[0] and "`mcp-memory config`" in told[0], told
     assert "Traceback" not in errlog.read_text()
+
+
+def test_children_take_ctrl_c_even_when_this_run_ignores_it() -> None:
+    """A run started with SIGINT ignored (a script's background job) still gets its Ctrl-C tests
+    right: the servers they start take SIGINT as from a terminal."""
+    probe = [
+        sys.executable,
+        "-c",
+        "import signal, sys; sys.exit(0 if signal.getsignal(signal.SIGINT) is signal.default_int_handler else 3)",
+    ]
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        assert subprocess.run(probe, check=False).returncode == 3  # ignored, and passed on
+        with ctrl_c_reaches_children():
+            assert subprocess.run(probe, check=False).returncode == 0
+    finally:
+        signal.signal(signal.SIGINT, previous)
