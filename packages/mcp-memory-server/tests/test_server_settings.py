@@ -60,6 +60,30 @@ def test_a_bad_http_setting_is_still_one_sentence_naming_its_variable(
 
 
 @pytest.mark.parametrize(
+    "value", ["https://memory.example.com", "memory.example.com/mcp", "memory example.com", "host:port"]
+)
+def test_an_allowed_host_that_is_no_host_name_is_one_sentence(
+    fake_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("MCP_MEMORY_ALLOWED_HOSTS", f"ok.example.com, {value}")
+    with pytest.raises(ConfigurationError) as caught:
+        load_settings()
+    message = str(caught.value)
+    assert message.startswith("invalid settings: MCP_MEMORY_ALLOWED_HOSTS: ") and "\n" not in message
+    assert "is not a host name" in message
+
+
+@pytest.mark.parametrize(
+    "value", ["memory.example.com", "a.example.com:8443, 10.0.0.5", "[fd00::1]:8000", ""]
+)
+def test_allowed_hosts_take_names_addresses_and_ports(
+    fake_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("MCP_MEMORY_ALLOWED_HOSTS", value)
+    assert load_settings().allowed_hosts == value
+
+
+@pytest.mark.parametrize(
     ("variable", "value", "said"),
     [
         ("MCP_MEMORY_SECRETS", "redcat", "'refuse', 'redact' or 'allow'"),

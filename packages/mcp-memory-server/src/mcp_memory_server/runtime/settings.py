@@ -4,11 +4,17 @@ the core)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from pydantic import AnyHttpUrl, Field, TypeAdapter, ValidationError, field_validator
 
 from mcp_memory_core.settings import Settings, default_db_path
+
+# a Host header's value: a name or IPv4 address, or a bracketed IPv6 address, then an optional port
+_HOST = re.compile(
+    r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?"
+)
 
 
 class ServerSettings(Settings):
@@ -41,6 +47,19 @@ class ServerSettings(Settings):
             return self.tokens_path.expanduser().resolve()
         base = self.db_path.parent if str(self.db_path) != ":memory:" else default_db_path().parent
         return base / "tokens.db"
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _allowed_hosts(cls, value: str) -> str:
+        """Host names, IPv4 or bracketed IPv6 addresses, each with an optional port, comma-separated:
+        what a request's Host header holds, not a URL."""
+        for name in (n.strip() for n in value.split(",")):
+            if name and not _HOST.fullmatch(name):
+                raise ValueError(
+                    f"{name[:80]!r} is not a host name: give names such as memory.example.com or "
+                    "memory.example.com:8443, comma-separated (no scheme, no path)"
+                )
+        return value
 
     @field_validator("public_url")
     @classmethod
