@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from click.testing import CliRunner, Result
+
 # The first request of an MCP session, as a client posts it over HTTP.
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -36,3 +38,17 @@ async def stored_memory(client: Any, args: dict[str, Any]) -> dict[str, Any]:
     memory: id, status, namespace and similar only)."""
     receipt = payload(await client.call_tool("store_memory", args))
     return payload(await client.call_tool("get_memory", {"id": receipt["id"]}))
+
+
+def run_cli(*args: str, input: str | None = None) -> Result:
+    """``mcp-memory ARGS`` in process (click's runner), ``input`` on its stdin."""
+    from mcp_memory_server.cli import cli
+
+    return CliRunner().invoke(cli, list(args), input=input)
+
+
+def cli_ok(*args: str, input: str | None = None) -> Result:
+    """:func:`run_cli`, which must succeed (its output and exception shown when it does not)."""
+    result = run_cli(*args, input=input)
+    assert result.exit_code == 0, (result.stdout, result.stderr, result.exception)
+    return result

@@ -9,10 +9,10 @@ import json
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from server_helpers import cli_ok as ok
+from server_helpers import run_cli as run
 
 import mcp_memory_server.cli.tidy as cli_tidy
-from mcp_memory_server.cli import cli
 from mcp_memory_server.cli.common import EXIT_USAGE
 
 
@@ -21,16 +21,6 @@ def store(fake_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("mcp_memory_sqlite_vec")
     monkeypatch.setenv("MCP_MEMORY_STORE", "sqlite-vec")
     monkeypatch.delenv("MCP_MEMORY_USER", raising=False)
-
-
-def run(*args: str, input: str | None = None) -> Result:
-    return CliRunner().invoke(cli, list(args), input=input)
-
-
-def ok(*args: str, input: str | None = None) -> Result:
-    result = run(*args, input=input)
-    assert result.exit_code == 0, (result.stdout, result.stderr, result.exception)
-    return result
 
 
 def as_json(*args: str) -> Any:

@@ -9,7 +9,9 @@ from typing import Any
 
 import click
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
+from server_helpers import cli_ok as ok
+from server_helpers import run_cli as run
 
 import mcp_memory_server.cli.display as cli_display
 import mcp_memory_server.cli.write as cli_write
@@ -24,16 +26,6 @@ def store(fake_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("mcp_memory_sqlite_vec")
     monkeypatch.setenv("MCP_MEMORY_STORE", "sqlite-vec")
     monkeypatch.delenv("MCP_MEMORY_USER", raising=False)
-
-
-def run(*args: str, input: str | None = None) -> Result:
-    return CliRunner().invoke(cli, list(args), input=input)
-
-
-def ok(*args: str, input: str | None = None) -> Result:
-    result = run(*args, input=input)
-    assert result.exit_code == 0, (result.stdout, result.stderr, result.exception)
-    return result
 
 
 def as_json(*args: str, input: str | None = None) -> Any:

@@ -10,20 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from server_helpers import cli_ok as ok
+from server_helpers import run_cli as run
 
-from mcp_memory_server.cli import cli
 from mcp_memory_server.cli.common import EXIT_ERROR
-
-
-def run(*args: str) -> Result:
-    return CliRunner().invoke(cli, list(args))
-
-
-def ok(*args: str) -> Result:
-    result = run(*args)
-    assert result.exit_code == 0, (result.stdout, result.stderr, result.exception)
-    return result
 
 
 @pytest.fixture
