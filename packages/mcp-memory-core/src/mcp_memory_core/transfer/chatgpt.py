@@ -8,22 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInputError
-from ..junk import is_chit_chat
-from ..models import (
-    USER_NAMESPACE,
-    Memory,
-    MemoryType,
-    derived_id,
-)
-from ..validation import (
-    DEFAULT_LIMITS,
-    MAX_THREAD_CHARS,
-    Limits,
-    validate_namespace,
-    validate_thread,
-)
+from ..models import USER_NAMESPACE, Memory, MemoryType, derived_id
+from ..validation import DEFAULT_LIMITS, MAX_THREAD_CHARS, Limits, validate_thread
 from .chat_archive import not_a_list, read_conversations
-from .import_file import ImportFile, clip
+from .chat_messages import ChatConversation, ChatReading
+from .import_file import ImportFile
 
 CHATGPT_EXPORT = "A ChatGPT export"
 NOT_A_LIST = not_a_list(CHATGPT_EXPORT)
@@ -85,78 +74,65 @@ def _chatgpt_memories(
     limits: Limits,
 ) -> ImportFile:
     """The memories of :func:`parse_chatgpt_conversations`, from conversations one at a time."""
-    namespace = validate_namespace(namespace)
-    roles = {"user", "assistant"} if include_assistant else {"user"}
-    memories: dict[str, Memory] = {}
-    origins: dict[str, str] = {}
-    chit_chat: set[tuple[str, str]] = (
-        set()
-    )  # (conversation id, message id): a conversation listed twice counts once
+    roles = frozenset({"user", "assistant"} if include_assistant else {"user"})
+    reading = ChatReading("chatgpt", namespace, roles, memory_type, limits)
     for index, conversation in enumerate(conversations, start=1):
-        if not isinstance(conversation, Mapping):
+        _read_conversation(reading, index, conversation)
+    return reading.result()
+
+
+def _conversation(
+    index: int, conversation: Any
+) -> tuple[ChatConversation, Mapping[Any, Any], datetime | None]:
+    """The conversation's fields, its ``mapping`` of message nodes and its time, or InvalidInputError
+    naming it. A conversation without an id gets one derived from its title and time."""
+    if not isinstance(conversation, Mapping):
+        raise InvalidInputError(
+            f"conversation {index}: expected an object, got {type(conversation).__name__}."
+        )
+    title = conversation.get("title")
+    title = title if isinstance(title, str) and title.strip() else "Untitled"
+    where = f"conversation {index} ({title!r})"
+    mapping = conversation.get("mapping")
+    if not isinstance(mapping, Mapping):
+        raise InvalidInputError(f"{where}: no 'mapping' of messages.")
+    conversation_id = conversation.get("conversation_id") or conversation.get("id")
+    if not isinstance(conversation_id, str) or not conversation_id:
+        conversation_id = derived_id("chatgpt-conversation", title, repr(conversation.get("create_time")))
+    thread = validate_thread(f"chatgpt:{conversation_id}"[:MAX_THREAD_CHARS])
+    return (
+        ChatConversation(conversation_id, title, thread, where),
+        mapping,
+        _epoch(conversation.get("create_time")),
+    )
+
+
+def _read_conversation(reading: ChatReading, index: int, conversation: Any) -> None:
+    """The conversation's messages to import added to ``reading``, in the order they were sent."""
+    checked, mapping, conversation_time = _conversation(index, conversation)
+    found: list[tuple[tuple[datetime, str], str, Memory]] = []
+    for node_id, node in mapping.items():
+        message = node.get("message") if isinstance(node, Mapping) else None
+        if not isinstance(message, Mapping):
+            continue
+        author = message.get("author")
+        role = author.get("role") if isinstance(author, Mapping) else None
+        if role not in reading.roles:
+            continue
+        meta = message.get("metadata")
+        if isinstance(meta, Mapping) and meta.get("is_visually_hidden_from_conversation"):
+            continue
+        text = _message_text(message)
+        if not text or reading.is_chit_chat(checked, str(node_id), text):
+            continue
+        created = _epoch(message.get("create_time")) or conversation_time
+        if created is None:
             raise InvalidInputError(
-                f"conversation {index}: expected an object, got {type(conversation).__name__}."
+                f"{checked.where}, message {node_id}: no create_time on the message or the conversation."
             )
-        title = conversation.get("title")
-        title = title if isinstance(title, str) and title.strip() else "Untitled"
-        mapping = conversation.get("mapping")
-        if not isinstance(mapping, Mapping):
-            raise InvalidInputError(f"conversation {index} ({title!r}): no 'mapping' of messages.")
-        conversation_time = _epoch(conversation.get("create_time"))
-        conversation_id = conversation.get("conversation_id") or conversation.get("id")
-        if not isinstance(conversation_id, str) or not conversation_id:
-            conversation_id = derived_id("chatgpt-conversation", title, repr(conversation.get("create_time")))
-        thread = validate_thread(f"chatgpt:{conversation_id}"[:MAX_THREAD_CHARS])
-        found: list[tuple[datetime, str, Memory]] = []
-        for node_id, node in mapping.items():
-            message = node.get("message") if isinstance(node, Mapping) else None
-            if not isinstance(message, Mapping):
-                continue
-            author = message.get("author")
-            role = author.get("role") if isinstance(author, Mapping) else None
-            if role not in roles:
-                continue
-            meta = message.get("metadata")
-            if isinstance(meta, Mapping) and meta.get("is_visually_hidden_from_conversation"):
-                continue
-            text = _message_text(message)
-            if not text:
-                continue
-            if is_chit_chat(text):
-                chit_chat.add((conversation_id, str(node_id)))
-                continue
-            created = _epoch(message.get("create_time")) or conversation_time
-            if created is None:
-                raise InvalidInputError(
-                    f"conversation {index} ({title!r}), message {node_id}: no create_time on the message "
-                    "or the conversation."
-                )
-            content, clipped = clip(text, limits.content_bytes)
-            memory = Memory(
-                id=derived_id("chatgpt", namespace, conversation_id, str(node_id)),
-                content=content,
-                metadata={
-                    "source": "chatgpt",
-                    "conversation": title,
-                    "conversation_id": conversation_id,
-                    "message_id": str(node_id),
-                    "role": role,
-                    **clipped,
-                },
-                created_at=created,
-                updated_at=created,
-                occurred_at=created,
-                thread=thread,
-                namespace=namespace,
-                type=memory_type,
-                tags=("chatgpt",),
-            )
-            found.append((created, str(node_id), memory))
-        for _, node, memory in sorted(found, key=lambda item: (item[0], item[1])):
-            if memory.id not in memories:  # a conversation listed twice imports once
-                memories[memory.id] = memory
-                origins[memory.id] = f"conversation {index} ({title!r}), message {node}"
-    return ImportFile(list(memories.values()), origins, chit_chat=len(chit_chat))
+        memory = reading.memory(checked, str(node_id), str(role), text, created)
+        found.append(((created, str(node_id)), str(node_id), memory))
+    reading.keep(checked, found)
 
 
 def read_chatgpt(

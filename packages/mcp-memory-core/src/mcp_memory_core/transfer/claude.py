@@ -9,23 +9,21 @@ rendered ``text``, its ``content`` blocks (``text``, and ``tool_use``, ``tool_re
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInputError
-from ..junk import is_chit_chat
-from ..models import USER_NAMESPACE, Memory, MemoryType, derived_id
+from ..models import USER_NAMESPACE, Memory, MemoryType
 from ..validation import (
     DEFAULT_LIMITS,
     MAX_THREAD_CHARS,
     Limits,
-    validate_namespace,
     validate_thread,
 )
 from .chat_archive import CONVERSATIONS, not_a_list, read_conversations
-from .import_file import ImportFile, clip
+from .chat_messages import ChatConversation, ChatReading
+from .import_file import ImportFile
 
 CLAUDE_EXPORT = "A Claude.ai export"
 ROLES = {"human": "user", "assistant": "assistant"}  # the export's sender → the role we record
@@ -76,20 +74,6 @@ def read_claude(
     return read_conversations(path, build, export=CLAUDE_EXPORT)
 
 
-@dataclass
-class _Reading:
-    """What the conversations read so far gave: memories by id (a conversation listed twice imports
-    once), where each came from, and the (conversation, message) pairs left out as chit-chat."""
-
-    namespace: str
-    roles: frozenset[str]
-    memory_type: MemoryType
-    limits: Limits
-    memories: dict[str, Memory] = field(default_factory=dict)
-    origins: dict[str, str] = field(default_factory=dict)
-    chit_chat: set[tuple[str, str]] = field(default_factory=set)
-
-
 def _claude_memories(
     conversations: Iterable[Any],
     *,
@@ -100,26 +84,15 @@ def _claude_memories(
 ) -> ImportFile:
     """The memories of :func:`parse_claude_conversations`, from conversations one at a time."""
     senders = frozenset({"human", "assistant"} if include_assistant else {"human"})
-    reading = _Reading(validate_namespace(namespace), senders, memory_type, limits)
+    reading = ChatReading("claude", namespace, senders, memory_type, limits)
     for index, conversation in enumerate(conversations, start=1):
         _read_conversation(reading, index, conversation)
-    return ImportFile(list(reading.memories.values()), reading.origins, chit_chat=len(reading.chit_chat))
+    return reading.result()
 
 
-@dataclass(frozen=True)
-class _Conversation:
-    """A conversation's own fields, checked: how errors name it (``where``), its name and uuid, its
-    thread, and when it started (the time of a message without one)."""
-
-    where: str
-    name: str
-    uuid: str
-    thread: str
-    started: datetime | None
-
-
-def _conversation(index: int, conversation: Any) -> tuple[_Conversation, list[Any]]:
-    """The conversation's fields and its messages, or InvalidInputError naming it."""
+def _conversation(index: int, conversation: Any) -> tuple[ChatConversation, list[Any], datetime | None]:
+    """The conversation's fields, its messages and when it started (the time of a message without
+    one), or InvalidInputError naming it."""
     if not isinstance(conversation, Mapping):
         raise InvalidInputError(
             f"conversation {index}: expected an object, got {type(conversation).__name__}."
@@ -134,10 +107,13 @@ def _conversation(index: int, conversation: Any) -> tuple[_Conversation, list[An
     if not isinstance(messages, list):
         raise InvalidInputError(f"{where}: 'chat_messages' is not a list of messages.")
     thread = validate_thread(f"claude:{uuid}"[:MAX_THREAD_CHARS])
-    return _Conversation(where, name, uuid, thread, _time(conversation.get("created_at"), where)), messages
+    started = _time(conversation.get("created_at"), where)
+    return ChatConversation(uuid, name, thread, where), messages, started
 
 
-def _checked_message(conversation: _Conversation, position: int, message: Any) -> tuple[str, datetime]:
+def _checked_message(
+    conversation: ChatConversation, started: datetime | None, position: int, message: Any
+) -> tuple[str, datetime]:
     """A message's uuid and time (the conversation's when it has none), or InvalidInputError naming it."""
     where = f"{conversation.where}, message {position}"
     if not isinstance(message, Mapping):
@@ -146,67 +122,36 @@ def _checked_message(conversation: _Conversation, position: int, message: Any) -
     if not isinstance(message_id, str) or not message_id.strip():
         raise InvalidInputError(f"{where}: no 'uuid'; is this a Claude.ai export's {CONVERSATIONS}?")
     where = f"{conversation.where}, message {message_id}"
-    created = _time(message.get("created_at"), where) or conversation.started
+    created = _time(message.get("created_at"), where) or started
     if created is None:
         raise InvalidInputError(f"{where}: no created_at on the message or the conversation.")
     return message_id, created
 
 
-def _read_conversation(reading: _Reading, index: int, conversation: Any) -> None:
+def _read_conversation(reading: ChatReading, index: int, conversation: Any) -> None:
     """Every message of the conversation checked; the ones to import added to ``reading`` in the
     order they were sent."""
-    checked, messages = _conversation(index, conversation)
-    found: list[tuple[datetime, int, str, Memory]] = []
+    checked, messages, started = _conversation(index, conversation)
+    found: list[tuple[tuple[datetime, int], str, Memory]] = []
     for position, message in enumerate(messages, start=1):
-        message_id, created = _checked_message(checked, position, message)
+        message_id, created = _checked_message(checked, started, position, message)
         sender = message.get("sender")
         if not isinstance(sender, str) or sender not in reading.roles:
             continue
         text = _message_text(message)
-        if not text:
+        if not text or reading.is_chit_chat(checked, message_id, text):
             continue
-        if is_chit_chat(text):
-            reading.chit_chat.add((checked.uuid, message_id))
-            continue
-        memory = _memory(reading, checked, message, message_id, ROLES[sender], text, created)
-        found.append((created, position, message_id, memory))
-    for _, _, message_id, memory in sorted(found, key=lambda item: (item[0], item[1])):
-        if memory.id not in reading.memories:
-            reading.memories[memory.id] = memory
-            reading.origins[memory.id] = f"{checked.where}, message {message_id}"
-
-
-def _memory(
-    reading: _Reading,
-    conversation: _Conversation,
-    message: Mapping[str, Any],
-    message_id: str,
-    role: str,
-    text: str,
-    created: datetime,
-) -> Memory:
-    content, clipped = clip(text, reading.limits.content_bytes)
-    attachments = _attachment_names(message)
-    return Memory(
-        id=derived_id("claude", reading.namespace, conversation.uuid, message_id),
-        content=content,
-        metadata={
-            "source": "claude",
-            "conversation": conversation.name,
-            "conversation_id": conversation.uuid,
-            "message_id": message_id,
-            "role": role,
+        attachments = _attachment_names(message)
+        memory = reading.memory(
+            checked,
+            message_id,
+            ROLES[sender],
+            text,
+            created,
             **({"attachments": attachments} if attachments else {}),
-            **clipped,
-        },
-        created_at=created,
-        updated_at=created,
-        occurred_at=created,
-        thread=conversation.thread,
-        namespace=reading.namespace,
-        type=reading.memory_type,
-        tags=("claude",),
-    )
+        )
+        found.append(((created, position), message_id, memory))
+    reading.keep(checked, found)
 
 
 def _time(value: Any, where: str) -> datetime | None:
