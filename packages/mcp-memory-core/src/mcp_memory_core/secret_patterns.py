@@ -52,10 +52,9 @@ SECRET_NAME = re.compile(
     r"|signing_?key|encryption_?key|credentials?|bearer",
     re.IGNORECASE,
 )
-# In prose, a secret-sounding word right before the value ("and secret wJalrX…", "the signing secret
-# 8fK…"): the value counts only when it looks random (:func:`random_looking`), so "the secret santa"
-# and "token bucket" are words.
-# The name may be two words ("API key", "auth token", "webhook secret"), then "is", ":" or "=".
+# In prose, a secret-sounding name of one or two words right before the value, maybe after "is", ":"
+# or "=" ("and secret wJalrX…", "Datadog API key 3c0c39…"): :func:`named_in_prose` says whether the
+# value is one, so "the secret santa" and "token bucket" stay words.
 PROSE_SECRET = re.compile(
     r"(?<![\w.-])(?P<name>(?:[A-Za-z][\w-]*[ _])?[A-Za-z_][\w-]*)\s*(?:(?<=\s)is\s+|[:=]\s*)?"
     r"(?P<quote>[\"'`]?)(?P<value>[A-Za-z0-9+/=_-]{20,})(?![\w+/=-])"
@@ -137,13 +136,11 @@ def password_in_prose(value: str) -> str | None:
     or letters too), or None for a word, a reference, an address or a duration ("password reset",
     "password 2FA", "password 90d")."""
     value = value.rstrip(TRAILING)
-    if len(value) < 6 or "@" in value or not plausible(value) or not any(c.isdigit() for c in value):
+    if len(value) < 6 or "@" in value or DURATION.fullmatch(value) or not plausible(value):
         return None
-    return (
-        value
-        if _short_password("password", value) or (len(value) >= 8 and not DURATION.fullmatch(value))
-        else None
-    )
+    if not any(c.isdigit() for c in value):
+        return None
+    return value if len(value) >= 8 or any(c.isalpha() for c in value) else None
 
 
 def named_in_prose(name: str, value: str, entropy: float) -> bool:
