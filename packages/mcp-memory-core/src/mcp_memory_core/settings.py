@@ -98,7 +98,7 @@ class Settings(BaseSettings):
         default=True,
         description="A memory of several sentences is acknowledged once its whole text's vector is written, "
         "and its sentences' vectors are added moments later in the background (on a store that keeps a "
-        "backlog: sqlite-vec); until then it is found by its whole text. false: every vector before the "
+        "backlog: sqlite-vec, postgres); until then it is found by its whole text. false: every vector before the "
         "answer. The CLI and the hooks always embed before answering: they exit right after",
     )
     passage_backlog: int = Field(

@@ -28,7 +28,7 @@ from mcp_memory_core import (
     Vector,
 )
 from mcp_memory_core.list_order import ListOrder, SortKey, descending, sort_key
-from mcp_memory_core.store_writes import check_update, checked_insert, updated
+from mcp_memory_core.store_writes import check_update, checked_insert, checked_rows, updated
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -304,7 +304,7 @@ class BackloggedStore(InMemoryStore):
     def complete_passages(self, memory_id: str, vectors: Vector) -> bool:
         if self._model is None:
             raise RuntimeError("BackloggedStore.open() must be called before complete_passages().")
-        rows = np.asarray(vectors, dtype=np.float32).reshape(-1, self._model[1])
+        rows = checked_rows(vectors, self._model[1])
         with self.transaction():
             if memory_id not in self._marked:
                 return False
