@@ -265,3 +265,63 @@ def test_a_batch_interrupted_by_a_base_exception_releases_every_waiting_caller(
     assert sorted(outcomes) == ["Embedding was interrupted; try again.", "KeyboardInterrupt"]
     embedder.fail = None
     assert batcher.embed_documents(["after"]).shape == (1, embedder.dimensions)
+
+
+# -- background work: only when no caller's embedding runs or waits -------------------------------------
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_background_texts_are_embedded_only_while_no_caller_embeds(embedder: RecordingEmbedder) -> None:
+    """``embed_if_idle`` embeds nothing (None) while a caller's batch runs or a caller waits, and
+    ``idle_for`` says how long ago the last caller's embedding ended (None while one runs)."""
+    clock = Clock()
+    batcher = EmbeddingBatcher(embedder, clock=clock)
+    crowd = Crowd(batcher)
+    embedder.hold[0] = threading.Event()
+    first = crowd.call(lambda: batcher.embed_documents(["a caller's text"]), waits=False)
+    assert embedder.started(0).wait(10)
+    assert batcher.idle_for() is None
+    assert batcher.embed_if_idle(["a background sentence"]) is None
+    clock.now = 105.0
+    embedder.hold[0].set()
+    first.result(timeout=10)
+    clock.now = 105.5
+    assert batcher.idle_for() == pytest.approx(0.5)
+    rows = batcher.embed_if_idle(["a background sentence"])
+    assert rows is not None
+    np.testing.assert_allclose(rows, HashEmbedder().embed_documents(["a background sentence"]))
+    assert batcher.idle_for() == pytest.approx(0.5)  # background work is not a caller's
+    assert embedder.record == [("documents", ["a caller's text"]), ("documents", ["a background sentence"])]
+
+
+def test_a_caller_arriving_during_background_work_runs_right_after_it(embedder: RecordingEmbedder) -> None:
+    batcher = EmbeddingBatcher(embedder)
+    crowd = Crowd(batcher)
+    embedder.hold[0] = threading.Event()
+    background = crowd.call(lambda: batcher.embed_if_idle(["background"]), waits=False)
+    assert embedder.started(0).wait(10)
+    caller = crowd.call(lambda: batcher.embed_documents(["a caller's text"]), waits=True)
+    assert batcher.idle_for() is None
+    embedder.hold[0].set()
+    assert background.result(timeout=10) is not None
+    assert caller.result(timeout=10).shape == (1, embedder.dimensions)
+    assert embedder.record == [("documents", ["background"]), ("documents", ["a caller's text"])]
+
+
+def test_a_query_embedded_at_once_counts_as_a_caller(embedder: RecordingEmbedder) -> None:
+    """An embedder without ``embed_queries``: its queries bypass the queue, yet background work
+    waits for them too."""
+    batcher = EmbeddingBatcher(embedder)
+    crowd = Crowd(batcher)
+    embedder.hold[0] = threading.Event()
+    query = crowd.call(lambda: batcher.embed_query("who?"), waits=False)
+    assert embedder.started(0).wait(10)
+    assert batcher.idle_for() is None and batcher.embed_if_idle(["background"]) is None
+    embedder.hold[0].set()
+    query.result(timeout=10)
+    assert batcher.idle_for() is not None

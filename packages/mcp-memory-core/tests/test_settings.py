@@ -101,3 +101,25 @@ def test_the_secret_policy_is_redact_unless_set(monkeypatch):
     monkeypatch.setenv("MCP_MEMORY_SECRETS_PII", "email,ssn")
     with pytest.raises(ValidationError, match="takes email and/or phone"):
         Settings()
+
+
+def test_long_memories_defer_their_sentences_unless_told_not_to(monkeypatch):
+    import pytest
+    from pydantic import ValidationError
+
+    for var in ("MCP_MEMORY_DEFER_PASSAGES", "MCP_MEMORY_PASSAGE_BACKLOG", "MCP_MEMORY_PASSAGE_FILL_IDLE"):
+        monkeypatch.delenv(var, raising=False)
+    settings = Settings()
+    assert (settings.defer_passages, settings.passage_backlog, settings.passage_fill_idle) == (True, 256, 0.1)
+    monkeypatch.setenv("MCP_MEMORY_DEFER_PASSAGES", "false")
+    monkeypatch.setenv("MCP_MEMORY_PASSAGE_BACKLOG", "8")
+    monkeypatch.setenv("MCP_MEMORY_PASSAGE_FILL_IDLE", "3600")
+    settings = Settings()
+    assert (settings.defer_passages, settings.passage_backlog, settings.passage_fill_idle) == (
+        False,
+        8,
+        3600.0,
+    )
+    monkeypatch.setenv("MCP_MEMORY_PASSAGE_BACKLOG", "-1")
+    with pytest.raises(ValidationError, match="passage_backlog"):
+        Settings()

@@ -382,3 +382,23 @@ def test_progress_bar_on_a_terminal_keeps_stdout_clean(
     assert json.loads(ok("export", "-o", str(out), "--json").stdout)["exported"] == 1
     result = ok("import", str(out), "--json")
     assert json.loads(result.stdout)["skipped"] == 1
+
+
+def test_add_embeds_every_sentence_before_it_exits(store: None, fake_env: dict[str, str]) -> None:
+    """A command exits right after its store: nothing is left for a background filler."""
+    from pathlib import Path
+
+    from mcp_memory_core.passages import split_passages
+    from mcp_memory_sqlite_vec import SqliteVecStore
+
+    text = "Maya moved to Lisbon in March. She works as a data engineer. Her team ships on Tuesdays."
+    memory_id = add(text)
+    db = SqliteVecStore(Path(fake_env["MCP_MEMORY_DB_PATH"]))
+    stored = db.stored_model()
+    assert stored is not None
+    db.open(*stored)
+    try:
+        assert db.count_pending_passages() == 0
+        assert len(db.vectors([memory_id])[memory_id]) == len(split_passages(text)) == 4
+    finally:
+        db.close()

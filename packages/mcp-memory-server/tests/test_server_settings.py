@@ -192,3 +192,12 @@ def test_the_doctor_lists_the_server_variables_and_knows_them(
         "MCP_MEMORY_PUBLIC_URL" in settings["message"]
         and "MCP_MEMORY_MAX_RESULT_TOKENS" in settings["message"]
     )
+
+
+def test_the_engine_defers_long_memories_sentences_as_the_settings_say(fake_env: dict[str, str]) -> None:
+    from mcp_memory_server.runtime.assembly import build_engine
+
+    engine = build_engine(Settings(defer_passages=True, passage_backlog=3, passage_fill_idle=0.5))
+    assert (engine.defer_passages, engine.passage_backlog, engine.passage_fill_idle) == (True, 3, 0.5)
+    engine = build_engine(Settings(defer_passages=False))
+    assert engine.defer_passages is False

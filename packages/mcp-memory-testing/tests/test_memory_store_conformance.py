@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_memory_testing.fakes import InMemoryStore
+from mcp_memory_testing.fakes import BackloggedStore, InMemoryStore
 from mcp_memory_testing.guard import troubleshooting_documented
 from mcp_memory_testing.store_suite import StoreConformance
 
@@ -13,6 +13,12 @@ class TestInMemoryStore(StoreConformance):
     @pytest.fixture
     def store(self) -> InMemoryStore:
         return InMemoryStore()
+
+
+class TestBackloggedStore(StoreConformance):
+    @pytest.fixture
+    def store(self) -> BackloggedStore:
+        return BackloggedStore()
 
 
 def test_every_store_test_has_troubleshooting() -> None:

@@ -187,3 +187,26 @@ def test_one_store_memory_is_one_transaction_of_eight_statements(
     assert transactions == ["tx"]
     assert len(issued) == 8, "\n".join(" ".join(q.split())[:100] for q in issued)
     engine.close()
+
+
+def test_a_long_memorys_sentences_are_added_once_by_whichever_server_gets_there(
+    servers: list[MemoryEngine],
+) -> None:
+    """One server answers a long memory with its whole text's vector; the other server's filler adds
+    the sentences; the first one's finds nothing left to do."""
+    from mcp_memory_core.passages import split_passages
+
+    first, second = servers
+    first.defer_passages = True
+    first.passage_filler.wake = lambda: None  # type: ignore[method-assign]  # drained by hand below
+    text = "The deploy key rotates every Friday. Bob rotates it. Alice checks the audit log after."
+    outcome = first.store_memory(text)
+    store = first.store
+    assert isinstance(store, PostgresStore)
+    assert store.pending_passages(5) == [(outcome.memory.id, text)]
+    assert len(store.vectors([outcome.memory.id])[outcome.memory.id]) == 1
+    assert second.passage_filler.drain_step() == "completed"
+    assert first.passage_filler.drain_step() == "empty"
+    assert len(store.vectors([outcome.memory.id])[outcome.memory.id]) == len(split_passages(text)) == 4
+    hits = second.search_memories("Bob rotates it.", limit=1)
+    assert [hit.memory.id for hit in hits] == [outcome.memory.id]

@@ -79,6 +79,28 @@ def test_a_database_from_a_newer_store_is_refused_in_one_sentence(postgres_url: 
         PostgresStore(postgres_url).open(MODEL, DIMS)
 
 
+def test_a_schema_1_database_gets_the_passage_backlog_when_it_opens(postgres_url: str) -> None:
+    store = PostgresStore(postgres_url)
+    store.open(MODEL, DIMS)
+    memory = Memory(content="Written before the backlog. It has two sentences.")
+    store.insert([memory], unit(3)[None, :])
+    with store.transaction(), store._connection() as conn:  # the database as schema 1 left it
+        conn.execute("DROP TABLE mcp_memory.pending_passages")
+        conn.execute("UPDATE mcp_memory.meta SET value = '1' WHERE key = 'schema_version'")
+    store.close()
+    store = PostgresStore(postgres_url)
+    store.open(MODEL, DIMS)
+    try:
+        assert store.meta()["schema_version"] == str(SCHEMA_VERSION) == "2"
+        with store.transaction():
+            store.mark_passages_pending([memory.id])
+        assert store.pending_passages(5) == [(memory.id, memory.content)]
+        store.purge([memory.id])
+        assert store.count_pending_passages() == 0  # the mark went with the memory
+    finally:
+        store.close()
+
+
 def test_an_unreachable_server_is_one_sentence_without_the_password() -> None:
     store = PostgresStore("postgresql://team:s3cret@127.0.0.1:1/memory?connect_timeout=2")
     assert store.location == "postgresql://team@127.0.0.1:1/memory"

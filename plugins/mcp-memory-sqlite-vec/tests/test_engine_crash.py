@@ -3,7 +3,10 @@
 A process stores memories from several threads at once, so that their texts share embed calls
 (one of them a long memory, whose whole text and sentences are embedded in one call), prints each id
 the moment ``store_memory`` returns it, and is killed with SIGKILL while more stores are under way.
-Reopened, the file has every acknowledged memory, each found by search.
+Reopened, the file has every acknowledged memory, each found by search. With the passage backlog on
+(and its filler running whenever the model is free), a long memory is acknowledged before its
+sentences' vectors are written: reopened, each is found all the same, and the backlog it left is
+finished by the next engine.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from mcp_memory_core import MemoryEngine
+from mcp_memory_core.passages import split_passages
 from mcp_memory_sqlite_vec import SqliteVecStore
 from mcp_memory_testing import HashEmbedder
 
@@ -25,11 +29,15 @@ pytest.importorskip("mcp_memory_rankers")  # the engine's ranker: absent from th
 STORER = """
 import os, signal, sys, threading
 from mcp_memory_core import MemoryEngine
+from mcp_memory_core.passages import split_passages
 from mcp_memory_rankers import SimilarityRanker
 from mcp_memory_sqlite_vec import SqliteVecStore
 from mcp_memory_testing import HashEmbedder
 
-engine = MemoryEngine(SqliteVecStore(sys.argv[1]), HashEmbedder(), SimilarityRanker())
+defer = sys.argv[2] == "defer"
+engine = MemoryEngine(
+    SqliteVecStore(sys.argv[1]), HashEmbedder(), SimilarityRanker(), defer_passages=defer, passage_fill_idle=0.0
+)
 engine.warm()
 acknowledged = threading.Semaphore(0)
 printing = threading.Lock()
@@ -53,10 +61,14 @@ os.kill(os.getpid(), signal.SIGKILL)
 """
 
 
-def test_memories_acknowledged_from_concurrent_stores_survive_sigkill(tmp_path: Path) -> None:
+@pytest.mark.parametrize("passages", ["inline", "defer"])
+def test_memories_acknowledged_from_concurrent_stores_survive_sigkill(tmp_path: Path, passages: str) -> None:
     db = tmp_path / "crash.db"
     done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(STORER), str(db)], capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", textwrap.dedent(STORER), str(db), passages],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == -signal.SIGKILL, done.stderr
     acknowledged = [line.split("\t") for line in done.stdout.splitlines() if line.count("\t") == 2]
@@ -70,5 +82,15 @@ def test_memories_acknowledged_from_concurrent_stores_survive_sigkill(tmp_path: 
             assert engine.get_memory(memory_id).memory.content == text
             hits = engine.search_memories(text, limit=3)
             assert memory_id in [hit.memory.id for hit in hits], text
+        store = engine.store
+        assert isinstance(store, SqliteVecStore)
+        if passages == "inline":
+            assert store.count_pending_passages() == 0
+        while engine.passage_filler.drain_step() != "empty":  # what the killed process left
+            pass
+        assert store.count_pending_passages() == 0
+        rows = store.vectors([memory_id for _, memory_id, _ in acknowledged])
+        for _, memory_id, text in acknowledged:
+            assert len(rows[memory_id]) == len(split_passages(text)), text
     finally:
         engine.close()

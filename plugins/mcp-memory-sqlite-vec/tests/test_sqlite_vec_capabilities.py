@@ -4,6 +4,7 @@ from mcp_memory_core import (
     BulkLoading,
     Diagnosable,
     InPlaceReembedding,
+    PassageBacklog,
     VectorReading,
     Warmable,
     WriteLocking,
@@ -12,7 +13,7 @@ from mcp_memory_sqlite_vec import SqliteVecStore
 
 
 def test_the_sqlite_store_warms_reads_vectors_back_reembeds_in_place_and_diagnoses() -> None:
-    for offered in (Warmable, VectorReading, InPlaceReembedding, Diagnosable):
+    for offered in (Warmable, VectorReading, InPlaceReembedding, Diagnosable, PassageBacklog):
         assert issubclass(SqliteVecStore, offered), offered.__name__
     capabilities = SqliteVecStore(":memory:").capabilities
     assert capabilities.read_vectors and capabilities.reembed

@@ -696,3 +696,31 @@ def test_migrates_schema_2_to_owned_private_memories(db: Path) -> None:
         assert s.count(MemoryFilter(namespace=None, threads=frozenset({"t-1"}))) == 1
     finally:
         s.close()
+
+
+def test_a_file_written_before_the_passage_backlog_gets_it_on_open(db: Path) -> None:
+    """A schema-4 file from before ``pending_passages``: opened, it has the table and its trigger
+    (no version change: older code simply never marks anything), and purges clear marks."""
+    items = [Memory(content=f"One fact {i}. Another fact {i}.") for i in range(2)]
+    s = SqliteVecStore(db)
+    s.open(MODEL, DIMS)
+    s.insert(items, vecs(2, seed=4))
+    s.close()
+    binding = select_binding()
+    conn = binding.connect(str(db), timeout=5)
+    try:  # the file as the code before the backlog left it
+        conn.execute("DROP TRIGGER pending_passages_ad")
+        conn.execute("DROP TABLE pending_passages")
+        conn.commit()
+    finally:
+        conn.close()
+    s = SqliteVecStore(db)
+    s.open(MODEL, DIMS)
+    try:
+        assert s.meta()["schema_version"] == str(SCHEMA_VERSION) and s.count_pending_passages() == 0
+        with s.transaction():
+            s.mark_passages_pending([m.id for m in items])
+        s.purge([items[0].id])
+        assert s.pending_passages(10) == [(items[1].id, items[1].content)]
+    finally:
+        s.close()

@@ -13,13 +13,19 @@ Queries and documents are never mixed in one call (a model may embed them differ
 the kind of the caller that runs it. Queries share a call only when the embedder offers
 :class:`~.protocols.QueryBatching`; otherwise each is embedded at once by its own ``embed_query``.
 An error of an embed call is raised to every caller of that batch; the next batch runs as usual.
+
+Background work (a long memory's sentences, embedded after its store was acknowledged) runs only
+when no caller embeds: :meth:`EmbeddingBatcher.embed_if_idle` embeds at once when nothing runs or
+waits, and otherwise nothing; :meth:`EmbeddingBatcher.idle_for` says how long callers have been quiet.
+A caller arriving during background work waits for that one call, as behind any batch.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -47,7 +53,13 @@ class EmbeddingBatcher:
     Thread-safe. ``max_texts`` bounds one batch (a single caller with more texts still runs alone).
     """
 
-    def __init__(self, embedder: Embedder, *, max_texts: int = DEFAULT_MAX_TEXTS) -> None:
+    def __init__(
+        self,
+        embedder: Embedder,
+        *,
+        max_texts: int = DEFAULT_MAX_TEXTS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         if max_texts < 1:
             raise ValueError(f"max_texts must be >= 1, got {max_texts}")
         self.embedder = embedder
@@ -55,6 +67,10 @@ class EmbeddingBatcher:
         self._changed = threading.Condition()
         self._pending: list[_Request] = []
         self._running = False
+        self._background = False  # the running call is background work (embed_if_idle)
+        self._direct = 0  # queries embedded at once, outside the queue, running now
+        self._clock = clock
+        self._quiet_since = clock()  # when the last caller's embedding ended
         # Checked once: an isinstance check on a protocol costs tens of µs.
         self._batch_queries = isinstance(embedder, QueryBatching)
 
@@ -70,10 +86,41 @@ class EmbeddingBatcher:
         if not isinstance(text, str):
             raise TypeError(f"text is {type(text).__name__}, expected str")
         if not self._batch_queries:  # nothing to share: embedded at once, as before
-            vector: Vector = self.embedder.embed_query(text)
+            with self._changed:
+                self._direct += 1
+            try:
+                vector: Vector = self.embedder.embed_query(text)
+            finally:
+                with self._changed:
+                    self._direct -= 1
+                    self._quiet_since = self._clock()
             return vector
         row: Vector = self._submit(_Request("queries", [text]))[0]
         return row
+
+    # -- background work ---------------------------------------------------------------------------
+    def idle_for(self) -> float | None:
+        """Seconds since the last caller's embedding ended; None while one runs or waits."""
+        with self._changed:
+            if (self._running and not self._background) or self._pending or self._direct:
+                return None
+            return self._clock() - self._quiet_since
+
+    def embed_if_idle(self, texts: Sequence[str]) -> Vector | None:
+        """``embed_documents(texts)`` now if no caller's embedding runs or waits (callers arriving
+        meanwhile wait for this call); else None, and nothing is embedded."""
+        items = text_list(texts)
+        with self._changed:
+            if self._running or self._pending or self._direct:
+                return None
+            self._running = self._background = True
+        try:
+            vectors: Vector = self.embedder.embed_documents(items)
+        finally:
+            with self._changed:
+                self._running = self._background = False
+                self._changed.notify_all()
+        return vectors
 
     # -- the queue ---------------------------------------------------------------------------------
     def _submit(self, request: _Request) -> Vector:
@@ -92,6 +139,7 @@ class EmbeddingBatcher:
             finally:
                 with self._changed:
                     self._running = False
+                    self._quiet_since = self._clock()
                     self._changed.notify_all()
         if request.error is not None:
             raise request.error

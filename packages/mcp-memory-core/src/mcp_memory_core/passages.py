@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import re
 
+# A long memory's sentences may be embedded after its store is acknowledged (engine.passage_filler):
+DEFAULT_PASSAGE_BACKLOG = 256  # at most this many memories wait for theirs; past it, embedded at once
+DEFAULT_FILL_IDLE_SECONDS = 0.1  # the filler runs once callers' embeddings have been quiet this long
 MAX_PASSAGES = 16  # sentences beyond this are merged into windows, so a long memory costs at most 17 vectors
 MIN_WORDS = 3  # "Thanks!" or "Yes." carries no meaning of its own
 

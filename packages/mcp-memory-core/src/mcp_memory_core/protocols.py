@@ -137,7 +137,7 @@ class Store(Protocol):
     :class:`VectorReading` (required when ``capabilities.read_vectors``), :class:`BulkLoading`,
     :class:`WriteLocking`, :class:`Refreshing` (required when ``capabilities.derived_index``),
     :class:`Diagnosable`, :class:`InPlaceReembedding` (required when ``capabilities.reembed``),
-    :class:`IndexRebuilding` and :class:`LayoutInitializing`."""
+    :class:`IndexRebuilding`, :class:`LayoutInitializing` and :class:`PassageBacklog`."""
 
     @property
     def capabilities(self) -> StoreCapabilities: ...
@@ -265,6 +265,33 @@ class WriteLocking(Protocol):
         (``store_memory``'s dedup check: the key names the owner, the namespace and the normalized
         text): wait until no other transaction, of any process, holds ``key``'s lock, and hold it
         until this transaction ends."""
+
+
+@runtime_checkable
+class PassageBacklog(Protocol):
+    """A store that keeps, durably, which memories still wait for their passages' vectors. The engine
+    then acknowledges a memory of several sentences once its whole text's vector is written (the
+    near-duplicate check and the answer need no more) and embeds its sentences afterwards, in the
+    background (:mod:`~.engine.passage_filler`). Without it every passage is embedded before the
+    acknowledgement. Several processes may complete the same backlog: each call is atomic."""
+
+    def mark_passages_pending(self, ids: Sequence[str]) -> None:
+        """Called inside ``transaction()`` right after ``insert`` wrote these memories with their whole
+        text's vector only: their passages are still to come. The mark commits, or rolls back, with
+        the memories. Ids that are not stored are ignored."""
+
+    def pending_passages(self, limit: int) -> list[tuple[str, str]]:
+        """Up to ``limit`` marked memories as (id, content), the oldest mark first."""
+
+    def complete_passages(self, memory_id: str, vectors: Vector) -> bool:
+        """In one transaction: add ``vectors`` (``(n, dimensions)``: the memory's passages, after its
+        whole text's row) to the memory's vectors, with its current state (namespace, tombstone …),
+        and clear its mark. True when they were added; False, clearing the mark if there is one, when
+        the memory is gone, is not marked (another process completed it) or has more than one vector
+        already (re-embedded meanwhile), or ``vectors`` has no row."""
+
+    def count_pending_passages(self) -> int:
+        """How many memories are marked."""
 
 
 @runtime_checkable

@@ -13,6 +13,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from .context import derive_project
 from .lifecycle import TTLPolicy, parse_duration
 from .models import DEDUP_THRESHOLD, DUPLICATE_THRESHOLD, LOCAL_USER, MemoryType
+from .passages import DEFAULT_FILL_IDLE_SECONDS, DEFAULT_PASSAGE_BACKLOG
 from .relevance import Calibrated, RelevanceFloor
 from .scope import validate_principal
 from .secret_scan import PII_KINDS, SecretPolicy
@@ -92,6 +93,25 @@ class Settings(BaseSettings):
     conflict_policy: Literal["report", "supersede"] = Field(
         default="report",
         description="report: list near-duplicates; supersede: the closest duplicate is updated (newer wins)",
+    )
+    defer_passages: bool = Field(
+        default=True,
+        description="A memory of several sentences is acknowledged once its whole text's vector is written, "
+        "and its sentences' vectors are added moments later in the background (on a store that keeps a "
+        "backlog: sqlite-vec, postgres); until then it is found by its whole text. false: every vector before the "
+        "answer. The CLI and the hooks always embed before answering: they exit right after",
+    )
+    passage_backlog: int = Field(
+        default=DEFAULT_PASSAGE_BACKLOG,
+        ge=0,
+        description="At most this many memories wait for their sentences' vectors; past it a long memory's "
+        "are embedded before the answer",
+    )
+    passage_fill_idle: float = Field(
+        default=DEFAULT_FILL_IDLE_SECONDS,
+        ge=0.0,
+        description="Seconds without a request's embedding before waiting sentences are embedded (a large "
+        "value holds them off until the server is restarted with a smaller one)",
     )
     relevance_floor: bool = Field(
         default=True,

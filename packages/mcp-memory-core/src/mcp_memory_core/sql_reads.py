@@ -43,6 +43,8 @@ class SqlDialect(ABC):
         self.memories = memories  # the memories table (schema-qualified where the store needs it)
         self.passages = passages  # one row per vector: (vrow, seq, embedding)
         self.next_passages = f"{passages}_next"  # a re-embedding's rows of the new model (sql_reembed)
+        schema, dot, table = passages.rpartition(".")
+        self.pending_passages = f"{schema}{dot}pending_{table}"  # the passage backlog (sql_passage_backlog)
         self.filters = filters
         self.codec = codec
         self.marker = filters.marker

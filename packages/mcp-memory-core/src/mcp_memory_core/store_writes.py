@@ -1,6 +1,6 @@
 """The checks every store makes before a write, in one place so two stores refuse the same input with
-the same sentence (StoreConformance asserts them): what an ``insert`` may hold, and what an
-``update_fields`` may change.
+the same sentence (StoreConformance asserts them): what an ``insert`` may hold, what an
+``update_fields`` may change, and the rows a ``complete_passages`` adds.
 """
 
 from __future__ import annotations
@@ -61,6 +61,17 @@ def checked_insert(
     if len(set(ids)) != len(ids):
         raise ValueError("duplicate memory ids in one insert")
     return memories, array, owner_list
+
+
+def checked_rows(vectors: Any, dims: int) -> F32:
+    """``complete_passages``' vectors as a C-contiguous float32 ``(rows, dims)`` array (rows may be
+    0), or a ValueError saying what is wrong."""
+    array = np.ascontiguousarray(np.asarray(vectors, dtype=np.float32))
+    if array.ndim != 2 or array.shape[1] != dims:
+        raise ValueError(f"complete_passages needs {dims}-d rows: got vectors of shape {array.shape}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError("vectors contain NaN or infinity")
+    return array
 
 
 def check_update(memory_id: str, fields: Mapping[str, Any]) -> None:

@@ -2,6 +2,7 @@
 
 from .embedder_suite import EmbedderConformance
 from .fakes import (
+    BackloggedStore,
     FailingReranker,
     HashEmbedder,
     InMemoryStore,
@@ -16,6 +17,7 @@ from .store_suite import StoreConformance
 from .token_suite import TokenTableConformance
 
 __all__ = [
+    "BackloggedStore",
     "EmbedderConformance",
     "FailingReranker",
     "HashEmbedder",

@@ -28,7 +28,7 @@ from mcp_memory_core import (
     Vector,
 )
 from mcp_memory_core.list_order import ListOrder, SortKey, descending, sort_key
-from mcp_memory_core.store_writes import check_update, checked_insert, updated
+from mcp_memory_core.store_writes import check_update, checked_insert, checked_rows, updated
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -137,15 +137,22 @@ class InMemoryStore:
                 finally:
                     self._depth -= 1
                 return
-            saved = (dict(self._rows), dict(self._vectors))
+            saved = self._snapshot()
             self._depth = 1
             try:
                 yield
             except BaseException:
-                self._rows, self._vectors = saved
+                self._restore(saved)
                 raise
             finally:
                 self._depth = 0
+
+    def _snapshot(self) -> tuple[Any, ...]:
+        """What a rolled-back transaction puts back."""
+        return dict(self._rows), dict(self._vectors)
+
+    def _restore(self, saved: tuple[Any, ...]) -> None:
+        self._rows, self._vectors = saved[0], saved[1]
 
     def insert(
         self, memories: Sequence[Memory], vectors: Vector, owners: Sequence[int] | None = None
@@ -267,6 +274,55 @@ class InMemoryStore:
         with self._lock:
             rows = list(self._rows.values())
         yield from rows
+
+
+class BackloggedStore(InMemoryStore):
+    """The reference store with a passage backlog (:class:`~mcp_memory_core.protocols.PassageBacklog`):
+    the engine writes a long memory's passages after acknowledging it. It passes StoreConformance."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._marked: dict[str, None] = {}  # memory ids, in the order they were marked
+
+    def _snapshot(self) -> tuple[Any, ...]:
+        return (*super()._snapshot(), dict(self._marked))
+
+    def _restore(self, saved: tuple[Any, ...]) -> None:
+        super()._restore(saved)
+        self._marked = saved[2]
+
+    def mark_passages_pending(self, ids: Sequence[str]) -> None:
+        with self.transaction():
+            for memory_id in ids:
+                if memory_id in self._rows:
+                    self._marked.setdefault(memory_id, None)
+
+    def pending_passages(self, limit: int) -> list[tuple[str, str]]:
+        with self._lock:
+            return [(i, self._rows[i].content) for i in list(self._marked)[: max(0, limit)]]
+
+    def complete_passages(self, memory_id: str, vectors: Vector) -> bool:
+        if self._model is None:
+            raise RuntimeError("BackloggedStore.open() must be called before complete_passages().")
+        rows = checked_rows(vectors, self._model[1])
+        with self.transaction():
+            if memory_id not in self._marked:
+                return False
+            del self._marked[memory_id]
+            if memory_id not in self._rows or len(self._vectors[memory_id]) > 1 or not len(rows):
+                return False
+            self._vectors[memory_id] = np.concatenate([self._vectors[memory_id], rows])
+            return True
+
+    def count_pending_passages(self) -> int:
+        with self._lock:
+            return len(self._marked)
+
+    def purge(self, ids: Sequence[str]) -> int:
+        with self.transaction():
+            for memory_id in ids:
+                self._marked.pop(memory_id, None)
+            return super().purge(ids)
 
 
 def _beyond(key: SortKey, after: SortKey, down: bool) -> bool:

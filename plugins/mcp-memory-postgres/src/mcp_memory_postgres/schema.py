@@ -10,8 +10,10 @@ with other applications::
     passages(vrow, seq, embedding vector(D))
                             one row per vector of a memory (its whole text, then its sentences),
                             HNSW-indexed for cosine distance; deleted with their memory
+    pending_passages(seq)   memories stored with their whole text's vector only, whose passages'
+                            vectors are still to come (``passage_backlog.py``); deleted with them
 
-Version 1 is the first. A step runs once, under an advisory lock, in the transaction that records
+Version 1 is the first; version 2 added ``pending_passages``. A step runs once, under an advisory lock, in the transaction that records
 its version: two servers starting at once take turns, and the second finds nothing to do.
 """
 
@@ -20,7 +22,7 @@ from __future__ import annotations
 from mcp_memory_core.migrations import Migration
 
 SCHEMA = "mcp_memory"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 # An HNSW graph is built in memory when it fits: far faster than the 64 MB default allows (the
 # session that builds one sets it, then resets it).
 BUILD_MEMORY = "512MB"
@@ -80,6 +82,14 @@ def migrations(dimensions: int) -> list[Migration]:
                 f" embedding vector({dims}) NOT NULL)",
                 f"CREATE INDEX passages_seq ON {SCHEMA}.passages (seq)",
                 vector_index_ddl(),
+            ),
+        ),
+        Migration(
+            2,
+            "pending_passages: memories whose sentences' vectors are still to come",
+            (
+                f"CREATE TABLE {SCHEMA}.pending_passages ("
+                f" seq bigint PRIMARY KEY REFERENCES {SCHEMA}.memories (seq) ON DELETE CASCADE)",
             ),
         ),
     ]

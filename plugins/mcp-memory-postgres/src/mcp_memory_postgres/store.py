@@ -56,6 +56,7 @@ from mcp_memory_core.sql_reads import SqlReads
 from mcp_memory_core.store_writes import check_update, checked_insert, updated
 
 from .dialect import DIALECT
+from .passage_backlog import PassageBacklogTable
 from .reembed import Reembedding
 from .schema import (
     BUILD_MEMORY,
@@ -131,7 +132,7 @@ def idf(df: int, total: int) -> float:
     return math.log(1 + (max(total, df) - df + 0.5) / (df + 0.5))
 
 
-class PostgresStore(SqlReads, Reembedding):
+class PostgresStore(SqlReads, Reembedding, PassageBacklogTable):
     """The team store. ``url``: a libpq connection string or ``postgresql://`` URL."""
 
     _codec = _CODEC

@@ -107,6 +107,12 @@ WHEN old.deleted_at IS NOT new.deleted_at OR old.superseded_by IS NOT new.supers
 BEGIN
     INSERT INTO cache_log (seq) VALUES (new.seq);
 END;
+CREATE TABLE IF NOT EXISTS pending_passages (
+    seq INTEGER PRIMARY KEY
+);
+CREATE TRIGGER IF NOT EXISTS pending_passages_ad AFTER DELETE ON memories BEGIN
+    DELETE FROM pending_passages WHERE seq = old.seq;
+END;
 CREATE TRIGGER IF NOT EXISTS cache_log_prune AFTER INSERT ON cache_log WHEN new.id % 1000 = 0 BEGIN
     DELETE FROM cache_log WHERE id <= new.id - CACHE_LOG_KEEP;
 END;

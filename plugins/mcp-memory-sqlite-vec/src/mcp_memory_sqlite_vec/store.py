@@ -16,6 +16,8 @@ Schema (version 4)::
     vectors                       vec0(embedding float[D] distance_metric=cosine, ns integer,
                                        deleted integer, superseded integer, type integer,
                                        created integer), rowid = passages.vrow
+    pending_passages(seq)         memories stored with their whole text's vector only, whose
+                                  passages' vectors are still to come (``passage_backlog.py``)
 
 Older versions are upgraded in place when a file opens (``opening.py``): version 3 added
 ``memories.owner`` and ``memories.privacy_scope`` (who may read a memory: the engine's Scope; an
@@ -115,6 +117,7 @@ from .errors import (
 )
 from .keywords import fts_query
 from .opening import check_read_only, enable_wal, init_schema
+from .passage_backlog import PassageBacklogTable
 from .reembed import Reembedding
 from .schema import TYPE_CODES
 from .sql_filters import needs_rows, where_sql
@@ -157,7 +160,7 @@ _row_values = DIALECT.codec.encode
 _memory = DIALECT.codec.decode
 
 
-class SqliteVecStore(SqlReads, VectorCacheSync, Reembedding):
+class SqliteVecStore(SqlReads, VectorCacheSync, Reembedding, PassageBacklogTable):
     """The default mcp-memory store. See the module docstring for the schema and design."""
 
     _dialect = DIALECT
@@ -510,18 +513,19 @@ class SqliteVecStore(SqlReads, VectorCacheSync, Reembedding):
                     raise ValueError(f"A memory with id {memory.id} already exists") from exc
                 seqs.append(int(cursor.lastrowid))
             flags = [self._vector_flags(m) for m in memories]
-            vrows: list[int] = []
             for row, owner in enumerate(owner_list):
-                blob = array[row].tobytes()
-                cursor = conn.execute(
-                    "INSERT INTO passages (seq, embedding) VALUES (?, ?)", (seqs[owner], blob)
-                )
-                vrows.append(int(cursor.lastrowid))
-                conn.execute(
-                    "INSERT INTO vectors (rowid, embedding, ns, deleted, superseded, type, created) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (cursor.lastrowid, blob, *flags[owner]),
-                )
+                self._add_vector(conn, seqs[owner], flags[owner], array[row])
+
+    def _add_vector(self, conn: Any, seq: int, flags: tuple[int, ...], row: Vector) -> None:
+        """One vector of memory ``seq``: its float32 copy in ``passages``, and in ``vectors`` (vec0)
+        with the memory's filter columns (``_vector_flags``)."""
+        blob = row.tobytes()
+        vrow = conn.execute("INSERT INTO passages (seq, embedding) VALUES (?, ?)", (seq, blob)).lastrowid
+        conn.execute(
+            "INSERT INTO vectors (rowid, embedding, ns, deleted, superseded, type, created) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (vrow, blob, *flags),
+        )
 
     def _vector_flags(self, m: Memory) -> tuple[int, int, int, int, int]:
         """The vec0 metadata columns of a memory: ns, deleted, superseded, type, created."""

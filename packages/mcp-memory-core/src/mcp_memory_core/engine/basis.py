@@ -25,7 +25,7 @@ from ..models import (
     MemoryFilter,
     utcnow,
 )
-from ..passages import split_passages
+from ..passages import DEFAULT_FILL_IDLE_SECONDS, DEFAULT_PASSAGE_BACKLOG, split_passages
 from ..protocols import Embedder, Ranker, Refreshing, Reranker, Store, Vector
 from ..relevance import RelevanceFloor
 from ..reranking import RerankStage
@@ -62,11 +62,16 @@ class EngineBasis:
         rerankers: Iterable[Reranker] = (),
         reranker_timeout: float = 2.0,
         secrets: SecretPolicy | None = None,
+        defer_passages: bool = False,
+        passage_backlog: int = DEFAULT_PASSAGE_BACKLOG,
+        passage_fill_idle: float = DEFAULT_FILL_IDLE_SECONDS,
     ) -> None:
         if conflict_policy not in ("report", "supersede"):
             raise InvalidInputError(
                 f"conflict policy must be 'report' or 'supersede'; got {conflict_policy!r}."
             )
+        if passage_backlog < 0 or passage_fill_idle < 0:
+            raise InvalidInputError("the passage backlog and the filler's idle time cannot be negative.")
         self.store = store
         self.embedder = embedder
         # Requests' texts (a store's passages, a search's query) arriving together share one call.
@@ -87,6 +92,9 @@ class EngineBasis:
         self.relevance_floor = relevance_floor
         self.rerank_stages = _stages(rerankers, reranker_timeout)
         self.secrets = secrets if secrets is not None else SecretPolicy()
+        self.defer_passages = defer_passages
+        self.passage_backlog = passage_backlog
+        self.passage_fill_idle = passage_fill_idle
         self._opened = False
         # Checked once: every call asks, and an isinstance check on a protocol costs tens of µs.
         self._refreshing = isinstance(store, Refreshing)

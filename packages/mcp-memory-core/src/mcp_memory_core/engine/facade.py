@@ -40,6 +40,7 @@ from .basis import EngineBasis
 from .chains import Chains
 from .imports import Imports
 from .maintenance import Maintenance
+from .passage_filler import PassageFiller
 from .reads import Reads
 from .search import SearchPipeline
 from .tidy import Tidy, TidyOutcome, TidyPlan, TidyProposal
@@ -64,10 +65,15 @@ class MemoryEngine(EngineBasis):
     ``reranker_timeout`` seconds (see :mod:`..reranking`); by default there are none. ``secrets``
     is what every write (store, update, import) does with a secret in its content, metadata, tags or
     thread (:class:`~..secret_scan.SecretPolicy`: ``redact`` by default, or ``refuse``, ``allow``).
+    ``defer_passages`` (off by default; the server turns it on) lets ``store_memory`` and
+    ``update_memory`` of a memory of several sentences answer once its whole text's vector is written,
+    on a :class:`~..protocols.PassageBacklog` store, and embed its sentences in the background: at
+    most ``passage_backlog`` memories wait for theirs, and the filler runs once callers' embeddings
+    have been quiet for ``passage_fill_idle`` seconds (see :mod:`.passage_filler`).
 
     The engine is its :class:`~.basis.EngineBasis` (those settings, the store and the models) and
     the parts each call is handed to: ``chains``, ``writes``, ``imports``, ``reads``,
-    ``search_pipeline``, ``maintenance`` and ``tidy``.
+    ``search_pipeline``, ``maintenance``, ``tidy`` and ``passage_filler``.
     """
 
     def _build_parts(self) -> None:
@@ -75,7 +81,8 @@ class MemoryEngine(EngineBasis):
         :class:`~.basis.EngineBasis`'s, which calls this last)."""
         self.chains = Chains(self)
         self.maintenance = Maintenance(self)
-        self.writes = Writes(self, self.chains)
+        self.passage_filler = PassageFiller(self)
+        self.writes = Writes(self, self.chains, self.passage_filler)
         self.imports = Imports(self)
         self.reads = Reads(self, self.chains, self.maintenance)
         self.search_pipeline = SearchPipeline(self, self.chains, self.maintenance)
@@ -94,8 +101,21 @@ class MemoryEngine(EngineBasis):
         there. A :class:`~..protocols.Refreshing` store catches up with what changed while the server
         was down. Heavy rerankers load here too, after the embedder (the server runs this in the
         background after the MCP handshake); one that fails to load is logged and skipped by every
-        search."""
+        search. Sentences of long memories still waiting for their vectors (a crash, another
+        process) are embedded in the background from here on."""
         self.maintenance.warm()
+        self.passage_filler.resume()
+
+    def open(self) -> None:
+        if not self.opened:
+            self.passage_filler.restart()
+        super().open()
+
+    def close(self) -> None:
+        """Stop the passage filler (memories still waiting for their sentences' vectors keep their
+        marks: the next warm-up finishes them) and close the store."""
+        self.passage_filler.stop()
+        super().close()
 
     def sweep(self) -> int:
         """Tombstone every memory past its type's lifetime (pinned ones never expire), dating the

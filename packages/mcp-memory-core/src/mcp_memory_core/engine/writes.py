@@ -7,7 +7,7 @@ import dataclasses
 import json
 import logging
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -30,6 +30,7 @@ from ..validation import (
 )
 from .basis import PURGE_BATCH, EngineBasis
 from .chains import Chains
+from .passage_filler import Embedded, PassageFiller
 
 log = logging.getLogger(__name__)
 
@@ -44,9 +45,10 @@ def normalize_content(text: str) -> str:
 class Writes:
     """Every change to a memory; the facade documents each call."""
 
-    def __init__(self, basis: EngineBasis, chains: Chains) -> None:
+    def __init__(self, basis: EngineBasis, chains: Chains, passages: PassageFiller) -> None:
         self._basis = basis
         self._chains = chains
+        self._passages = passages
 
     def store(
         self,
@@ -77,8 +79,9 @@ class Writes:
         if basis.context is not None and "context" not in checked["metadata"]:
             checked["metadata"]["context"] = dict(basis.context)
         basis.ready()
-        vectors, owners = basis.embed_shared([checked["content"]])
-        outcome = self._store_checked(checked, vectors, owners, when, scope)
+        embedded = self._passages.embed(checked["content"])
+        outcome = self._store_checked(checked, embedded, when, scope)
+        self._passages.written(embedded)
         return dataclasses.replace(outcome, redacted=redacted) if redacted else outcome
 
     def _screen(self, fields: dict[str, Any]) -> tuple[Finding, ...]:
@@ -97,8 +100,7 @@ class Writes:
     def _store_checked(
         self,
         fields: dict[str, Any],
-        vectors: Vector,
-        owners: list[int] | None,
+        embedded: Embedded,
         when: datetime | None,
         scope: Scope,
     ) -> StoreOutcome:
@@ -112,7 +114,7 @@ class Writes:
                     json.dumps([scope.principal, fields["namespace"], normalize_content(fields["content"])])
                 )
             duplicate, similar = self.near_duplicates(
-                fields["content"], vectors[0], fields["namespace"], scope, when
+                fields["content"], embedded.vectors[0], fields["namespace"], scope, when
             )
             if duplicate is not None:
                 log.info("store_memory: duplicate of %s, nothing written", duplicate.id)
@@ -126,13 +128,14 @@ class Writes:
                     closest.similarity,
                 )
                 changes = {k: v for k, v in fields.items() if k not in ("content", "namespace", "owner")}
-                outcome = self.new_version(target.id, fields["content"], changes, vectors, owners, scope)
+                outcome = self.new_version(target.id, fields["content"], changes, embedded, scope)
                 return StoreOutcome(
                     memory=outcome.memory, status="superseded", similar=similar, superseded=outcome.superseded
                 )
             now = self._basis.clock()
             memory = Memory(**{"occurred_at": now, **fields}, created_at=now, updated_at=now)
-            store.insert([memory], vectors, owners)
+            store.insert([memory], embedded.vectors, embedded.owners)
+            self._passages.mark(memory.id, embedded)
         return StoreOutcome(memory=memory, status="stored", similar=similar)
 
     def near_duplicates(
@@ -187,8 +190,9 @@ class Writes:
         content = changes.pop("content")
         basis.ready()
         self._chains.require_current(basis.owned(memory_id, scope, "update"), "update", scope)
-        vectors, owners = basis.embed_shared([content])
-        outcome = self.new_version(memory_id, content, changes, vectors, owners, scope)
+        embedded = self._passages.embed(content)
+        outcome = self.new_version(memory_id, content, changes, embedded, scope)
+        self._passages.written(embedded)
         return dataclasses.replace(outcome, redacted=redacted) if redacted else outcome
 
     def new_version(
@@ -196,8 +200,7 @@ class Writes:
         memory_id: str,
         content: str,
         changes: Mapping[str, Any],
-        vectors: Vector,
-        owners: Sequence[int] | None,
+        embedded: Embedded,
         scope: Scope,
     ) -> UpdateOutcome:
         store = self._basis.store
@@ -217,7 +220,8 @@ class Writes:
                     "last_accessed": None,
                 }
             )
-            store.insert([new], vectors, owners)
+            store.insert([new], embedded.vectors, embedded.owners)
+            self._passages.mark(new.id, embedded)
             store.update_fields(old.id, {"superseded_by": new.id, "updated_at": now})
         superseded = old.model_copy(update={"superseded_by": new.id, "updated_at": now})
         return UpdateOutcome(memory=new, superseded=superseded)

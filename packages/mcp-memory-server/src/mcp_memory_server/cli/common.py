@@ -70,11 +70,13 @@ def expected_errors() -> Iterator[None]:
 
 
 def with_engine(fn: Callable[[MemoryEngine], T], *, create: bool = True) -> T:
-    """Run ``fn`` on an engine built from the settings. ``create=False`` (the read commands): a missing
-    database is an error, never a new empty file at a mistyped path."""
+    """Run ``fn`` on an engine built from the settings, with every vector of a write embedded before
+    it answers (no passage backlog: the command exits right after). ``create=False`` (the read
+    commands): a missing database is an error, never a new empty file at a mistyped path."""
     from ..runtime.assembly import build_engine
 
-    settings = load_settings()
+    # A command exits right after its stores: their sentences are embedded before it answers.
+    settings = load_settings().model_copy(update={"defer_passages": False})
     if not create:
         settings = settings.model_copy(update={"create_database": False})
     with expected_errors():

@@ -123,6 +123,9 @@ def build_engine(
         rerankers=rerankers,
         reranker_timeout=settings.reranker_timeout,
         secrets=settings.secret_policy(),
+        defer_passages=settings.defer_passages,
+        passage_backlog=settings.passage_backlog,
+        passage_fill_idle=settings.passage_fill_idle,
     )
 
 

@@ -19,7 +19,7 @@ numpy unit vectors from a fixed-seed RNG, so results are deterministic and check
 
 The tests are grouped by capability, one module each (``basics``, ``writes``, ``transactions``,
 ``concurrency``, ``knn``, ``keyword``, ``listing``, ``passages``, ``filters``, ``threads``, ``scope``,
-``reembed``); ``base`` holds the fixtures and helpers they share, ``data`` the vectors and memories.
+``reembed``, ``passage_backlog``); ``base`` holds the fixtures and helpers they share, ``data`` the vectors and memories.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from .filters import FilterTests
 from .keyword import FTS_HOSTILE_QUERIES, KeywordTests
 from .knn import KnnTests
 from .listing import ListingTests
+from .passage_backlog import PassageBacklogTests
 from .passages import PassageTests
 from .reembed import ReembedTests
 from .scope import ScopeTests
@@ -42,6 +43,7 @@ from .writes import WriteTests
 # pytest runs a base class's tests before a subclass's, the last base first: the groups are listed from
 # the last to run to the first, so a broken store fails on its basics before anything built on them.
 class StoreConformance(
+    PassageBacklogTests,
     ReembedTests,
     ScopeTests,
     ThreadTests,

@@ -343,6 +343,8 @@ def open_engine(payload: dict[str, Any], *, create: bool) -> MemoryEngine | None
         ):
             return None
         settings = settings.model_copy(update={"create_database": False})
+    # A hook exits right after its stores: their sentences are embedded before it answers.
+    settings = settings.model_copy(update={"defer_passages": False})
     return build_engine(settings, hook_plugins(settings))
 
 

@@ -1,0 +1,216 @@
+"""A long memory's sentences embedded after its store is acknowledged.
+
+A memory of several sentences gets a vector for its whole text and one per sentence
+(:mod:`..passages`). Before the acknowledgement only the whole text's vector is needed: the
+near-duplicate check and the answer use it. With a store that keeps a durable backlog
+(:class:`~..protocols.PassageBacklog`), ``store_memory`` and ``update_memory`` of such a memory embed
+its whole text only, write it with a pending mark in the write's own transaction (both commit or
+neither does) and answer; a background filler then embeds the sentences and adds them. Until it has,
+the memory is found by its whole text (and its words); moments later by each sentence too.
+
+Nothing acknowledged is lost: a crash leaves the mark on disk beside the memory, and the next
+warm-up (the server's, after a restart) finishes the backlog. The filler never takes the model from
+a caller: it embeds only when no caller's embedding has run or waited for ``passage_fill_idle``
+seconds, a few sentences per call (``FILL_CHARS``), and looks again before each call. The backlog is
+bounded (``passage_backlog`` memories): past it a store embeds its sentences at once, as without a
+backlog, so a sustained stream of long memories never grows it without end. Bulk imports always
+embed inline (they batch well already).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import ModelMismatchError
+from ..passages import split_passages
+from ..protocols import PassageBacklog, Vector
+from .basis import EngineBasis
+
+log = logging.getLogger(__name__)
+
+FILL_CHARS = 600  # characters of sentences per background embed call (at least one sentence): ~10 ms
+RETRY_SECONDS = (1.0, 60.0)  # after an error the filler waits the first, doubling up to the second
+
+
+@dataclass(frozen=True)
+class Embedded:
+    """A write's vectors as ``insert`` takes them, and whether its passages were left for later."""
+
+    vectors: Vector
+    owners: list[int] | None
+    deferred: bool = False
+
+
+@dataclass
+class _Work:
+    """The memory the filler is embedding: its passages and the rows embedded so far."""
+
+    memory_id: str
+    texts: list[str]
+    rows: list[Vector] = field(default_factory=list)
+    done: int = 0
+
+
+class PassageFiller:
+    """Defers long memories' passages (:meth:`embed`, :meth:`mark`) and fills them in one daemon
+    thread per engine (:meth:`wake`, :meth:`resume`, :meth:`stop`); :meth:`drain_step` is one step
+    of that thread's work."""
+
+    def __init__(self, basis: EngineBasis) -> None:
+        self._basis = basis
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        self._work: _Work | None = None
+
+    @property
+    def backlog(self) -> PassageBacklog | None:
+        store = self._basis.store
+        return store if isinstance(store, PassageBacklog) else None
+
+    # -- the write's side ------------------------------------------------------------------------
+    def embed(self, content: str) -> Embedded:
+        """The vectors a write of ``content`` needs before its acknowledgement: its whole text's alone
+        when its passages can wait (deferral on, a backlog, several passages, the backlog not full),
+        else every passage's, as without a backlog."""
+        basis, backlog = self._basis, self.backlog
+        if (
+            basis.defer_passages
+            and backlog is not None
+            and len(split_passages(content)) > 1
+            and backlog.count_pending_passages() < basis.passage_backlog
+        ):
+            return Embedded(basis.embeddings.embed_documents([content]), None, deferred=True)
+        return Embedded(*basis.embed_shared([content]))
+
+    def mark(self, memory_id: str, embedded: Embedded) -> None:
+        """Inside the write's transaction, right after its ``insert``: a deferred memory's mark."""
+        if embedded.deferred:
+            backlog = self.backlog
+            assert backlog is not None
+            backlog.mark_passages_pending([memory_id])
+
+    def written(self, embedded: Embedded) -> None:
+        """After the write committed: a deferred memory wakes the filler."""
+        if embedded.deferred:
+            self.wake()
+
+    # -- the filler thread -----------------------------------------------------------------------
+    def resume(self) -> None:
+        """Start the filler if the store holds marks (left by a crash, or by another process)."""
+        backlog = self.backlog
+        waiting = backlog.count_pending_passages() if backlog is not None else 0
+        if waiting:
+            log.info("%d stored memories still wait for their sentences' vectors", waiting)
+            self.wake()
+
+    def wake(self) -> None:
+        """Tell the filler there is work, starting its thread on first use."""
+        with self._lock:
+            if self._stopping.is_set():
+                return
+            self._wake.set()
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="mcp-memory-passage-filler", daemon=True
+                )
+                self._thread.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop the filler (its marks stay on disk; the next warm-up finishes them) and wait for it."""
+        with self._lock:
+            self._stopping.set()
+            self._wake.set()
+            thread, self._thread = self._thread, None
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+
+    def restart(self) -> None:
+        """Allow the filler to run again after :meth:`stop` (the engine was opened again)."""
+        with self._lock:
+            self._stopping.clear()
+            self._work = None
+
+    def drain_step(self) -> str:
+        """One step of the filler: ``"empty"`` (no marks), ``"busy"`` (a caller's embedding runs or
+        waits: nothing embedded), ``"embedded"`` (a few more sentences of the current memory) or
+        ``"completed"`` (the memory's passages were added, or another process had done it)."""
+        backlog = self.backlog
+        if backlog is None:
+            return "empty"
+        work = self._work
+        if work is None:
+            pending = backlog.pending_passages(1)
+            if not pending:
+                return "empty"
+            memory_id, content = pending[0]
+            work = self._work = _Work(memory_id, split_passages(content)[1:])
+        if work.done < len(work.texts):
+            chunk = _chunk(work.texts, work.done)
+            rows = self._basis.embeddings.embed_if_idle(chunk)
+            if rows is None:
+                return "busy"
+            if len(rows) != len(chunk):
+                raise ValueError(f"the embedder returned {len(rows)} vectors for {len(chunk)} texts")
+            work.rows.append(rows)
+            work.done += len(chunk)
+            if work.done < len(work.texts):
+                return "embedded"
+        self._work = None
+        dims = self._basis.embedder.dimensions
+        rows = np.concatenate(work.rows) if work.rows else np.zeros((0, dims), dtype=np.float32)
+        if backlog.complete_passages(work.memory_id, rows):
+            log.debug("added %d passage vectors to memory %s", len(rows), work.memory_id)
+        return "completed"
+
+    def _run(self) -> None:
+        retry = RETRY_SECONDS[0]
+        while not self._stopping.is_set():
+            self._wake.clear()
+            pause = self._until_idle()
+            if pause > 0:
+                self._stopping.wait(pause)
+                continue
+            try:
+                step = self.drain_step()
+            except ModelMismatchError as exc:
+                log.warning("The passage filler stops: %s", exc)
+                return
+            except Exception as exc:  # logged and retried; never the content: it is the user's
+                memory_id = self._work.memory_id if self._work is not None else "?"
+                log.warning(
+                    "Adding the sentence vectors of memory %s failed (%s: %s); retrying in %.0f s",
+                    memory_id,
+                    type(exc).__name__,
+                    exc,
+                    retry,
+                )
+                self._work = None
+                self._stopping.wait(retry)
+                retry = min(retry * 2, RETRY_SECONDS[1])
+                continue
+            retry = RETRY_SECONDS[0]
+            if step == "empty":
+                self._wake.wait()  # set by the next deferral, or by stop()
+
+    def _until_idle(self) -> float:
+        """Seconds to wait before callers have been quiet for ``passage_fill_idle`` (0: go now)."""
+        wanted = self._basis.passage_fill_idle
+        quiet = self._basis.embeddings.idle_for()
+        if quiet is None:
+            return max(wanted, 0.001)
+        return max(0.0, wanted - quiet)
+
+
+def _chunk(texts: list[str], start: int) -> list[str]:
+    """The texts from ``start`` up to ``FILL_CHARS`` characters (at least one)."""
+    end, size = start + 1, len(texts[start])
+    while end < len(texts) and size + len(texts[end]) <= FILL_CHARS:
+        size += len(texts[end])
+        end += 1
+    return texts[start:end]
