@@ -232,6 +232,7 @@ class SqliteVecStore(SqlReads, VectorCacheSync, Reembedding):
             thread_safe=parallel,
             read_vectors=True,
             reembed=True,
+            group_commit=True,  # BEGIN IMMEDIATE: one writer; reads before a write use the vector cache
         )
 
     @property
