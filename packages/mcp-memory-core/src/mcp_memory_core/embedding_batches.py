@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 from .errors import MemoryServerError
 from .gathering import Gathering, Ticket
@@ -101,9 +101,8 @@ class EmbeddingBatcher(Gathering[_Request]):
         texts = [text for ticket in batch for text in ticket.request.texts]
         kind = batch[0].request.kind
         log.debug("embedding %d %s of %d requests in one call", len(texts), kind, len(batch))
-        if kind == "queries":
-            assert isinstance(self.embedder, QueryBatching)
-            vectors = self.embedder.embed_queries(texts)
+        if kind == "queries":  # only when the embedder offers QueryBatching (checked once, above)
+            vectors = cast(QueryBatching, self.embedder).embed_queries(texts)
         else:
             vectors = self.embedder.embed_documents(texts)
         if len(vectors) != len(texts):

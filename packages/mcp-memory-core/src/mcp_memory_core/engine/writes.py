@@ -9,7 +9,7 @@ import logging
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from ..errors import MemoryStateError
 from ..models import DeleteOutcome, Memory, PrivacyScope, SimilarMemory, StoreOutcome, UpdateOutcome
@@ -46,6 +46,7 @@ class Writes:
         # Concurrent stores written in one transaction, where the store's transactions exclude each
         # other (see store_groups); elsewhere each store has its own.
         self._groups = StoreGroups(self, basis.store) if basis.store.capabilities.group_commit else None
+        self._write_locking = isinstance(basis.store, WriteLocking)  # once: a protocol check costs µs
 
     def store(
         self,
@@ -117,9 +118,9 @@ class Writes:
         # text waits for this one's commit, then finds it (the embedding is done before, unlocked).
         # A store whose transactions do not exclude each other (PostgreSQL) locks the text instead.
         with store.transaction():
-            if isinstance(store, WriteLocking):
+            if self._write_locking:
                 fields = new.fields
-                store.write_lock(
+                cast(WriteLocking, store).write_lock(
                     json.dumps(
                         [new.scope.principal, fields["namespace"], normalize_content(fields["content"])]
                     )
