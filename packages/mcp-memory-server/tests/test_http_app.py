@@ -275,3 +275,26 @@ def test_a_key_stored_over_http_is_redacted_and_the_receipt_says_so(served: Any)
     assert receipt["redaction"] == "redacted 1 secret: an AWS access key in content"
     shown = call(3, "get_memory", {"id": receipt["id"]})
     assert shown["content"] == "The deploy key is [REDACTED:aws-key]." and key not in json.dumps(shown)
+
+
+def test_the_http_server_runs_on_uvloop_where_it_is_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+    import sys
+
+    import anyio
+
+    from mcp_memory_server.web.server import event_loop_options
+
+    if sys.platform == "win32":
+        pytest.skip("uvloop has no Windows wheels: asyncio's loop there")
+    options = event_loop_options()
+    assert options == {"use_uvloop": True}  # a dependency of the server package here
+
+    async def loop_class() -> str:
+        import asyncio
+
+        return type(asyncio.get_running_loop()).__module__
+
+    assert anyio.run(loop_class, backend_options=options).startswith("uvloop")
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
+    assert event_loop_options() == {"use_uvloop": False}

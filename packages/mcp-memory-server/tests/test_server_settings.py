@@ -144,7 +144,7 @@ def _serve_once(monkeypatch: pytest.MonkeyPatch, requests: Callable[[TestClient]
 
     answers: list[Any] = []
 
-    def run(serve: Any) -> None:
+    def run(serve: Any, **options: Any) -> None:
         with TestClient(serve.__self__.config.app, base_url="http://127.0.0.1:8000") as client:
             answers.append(requests(client))
 

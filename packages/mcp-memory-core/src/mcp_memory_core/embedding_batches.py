@@ -23,13 +23,13 @@ A caller arriving during background work waits for that one call, as behind any 
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 from .errors import MemoryServerError
+from .gathering import Gathering, Ticket
 from .protocols import Embedder, QueryBatching, Vector, text_list
 
 log = logging.getLogger(__name__)
@@ -38,20 +38,19 @@ Kind = Literal["documents", "queries"]
 DEFAULT_MAX_TEXTS = 64  # the texts of one batch: 20 one-sentence stores, or 3 long memories of 17 passages
 
 
-@dataclass(eq=False)
+@dataclass(frozen=True, eq=False)
 class _Request:
     kind: Kind
     texts: list[str]
-    vectors: Vector | None = None
-    error: BaseException | None = None
-    done: bool = False
 
 
-class EmbeddingBatcher:
+class EmbeddingBatcher(Gathering[_Request]):
     """The embedder's ``embed_documents`` and ``embed_query``, shared by callers that arrive together.
 
     Thread-safe. ``max_texts`` bounds one batch (a single caller with more texts still runs alone).
     """
+
+    interrupted = "Embedding was interrupted; try again."
 
     def __init__(
         self,
@@ -62,11 +61,9 @@ class EmbeddingBatcher:
     ) -> None:
         if max_texts < 1:
             raise ValueError(f"max_texts must be >= 1, got {max_texts}")
+        super().__init__()
         self.embedder = embedder
         self.max_texts = max_texts
-        self._changed = threading.Condition()
-        self._pending: list[_Request] = []
-        self._running = False
         self._background = False  # the running call is background work (embed_if_idle)
         self._direct = 0  # queries embedded at once, outside the queue, running now
         self._clock = clock
@@ -79,7 +76,8 @@ class EmbeddingBatcher:
         items = text_list(texts)
         if not items:
             return self.embedder.embed_documents([])
-        return self._submit(_Request("documents", items))
+        vectors: Vector = self._serve(_Request("documents", items))
+        return vectors
 
     def embed_query(self, text: str) -> Vector:
         """A ``(dimensions,)`` vector, as ``embedder.embed_query(text)`` returns it."""
@@ -95,7 +93,7 @@ class EmbeddingBatcher:
                     self._direct -= 1
                     self._quiet_since = self._clock()
             return vector
-        row: Vector = self._submit(_Request("queries", [text]))[0]
+        row: Vector = self._serve(_Request("queries", [text]))[0]
         return row
 
     # -- background work ---------------------------------------------------------------------------
@@ -123,73 +121,38 @@ class EmbeddingBatcher:
         return vectors
 
     # -- the queue ---------------------------------------------------------------------------------
-    def _submit(self, request: _Request) -> Vector:
-        with self._changed:
-            self._pending.append(request)
-            if self._running:
-                self._queued()
-            while self._running and not request.done:
-                self._changed.wait()
-            if not request.done:  # nobody runs a batch: this caller runs the next one
-                self._running = True
-                batch = self._take(request)
-        if not request.done:
-            try:
-                self._run(batch)
-            finally:
-                with self._changed:
-                    self._running = False
-                    self._quiet_since = self._clock()
-                    self._changed.notify_all()
-        if request.error is not None:
-            raise request.error
-        assert request.vectors is not None
-        return request.vectors
+    def _ended(self) -> None:
+        self._quiet_since = self._clock()
 
-    def _queued(self) -> None:
-        """Called (under the lock) when a caller starts waiting behind a running batch; tests hook it."""
-
-    def _take(self, leader: _Request) -> list[_Request]:
+    def _take(self, leader: Ticket[_Request]) -> list[Ticket[_Request]]:
         """The queued requests of the leader's kind, in arrival order, within max_texts; the leader's
         own request always (alone if it holds more)."""
-        batch, size, full = [], len(leader.texts), False
-        for request in self._pending:
-            if request is leader:
-                batch.append(request)
-            elif request.kind == leader.kind and not full:
-                full = size + len(request.texts) > self.max_texts
+        batch, size, full = [], len(leader.request.texts), False
+        for ticket in self._pending:
+            if ticket is leader:
+                batch.append(ticket)
+            elif ticket.request.kind == leader.request.kind and not full:
+                full = size + len(ticket.request.texts) > self.max_texts
                 if not full:
-                    batch.append(request)
-                    size += len(request.texts)
-        taken = set(map(id, batch))
-        self._pending = [r for r in self._pending if id(r) not in taken]
+                    batch.append(ticket)
+                    size += len(ticket.request.texts)
         return batch
 
     # -- one batch ---------------------------------------------------------------------------------
-    def _run(self, batch: list[_Request]) -> None:
-        """Embed the batch and hand each request its rows (or the error), whatever happens."""
-        try:
-            vectors = self._embed(batch)
-        except Exception as exc:
-            for request in batch:
-                request.error = exc
-        else:
-            start = 0
-            for request in batch:
-                request.vectors = vectors[start : start + len(request.texts)]
-                start += len(request.texts)
-        finally:
-            for request in batch:
-                if request.vectors is None and request.error is None:  # interrupted: nobody waits forever
-                    request.error = MemoryServerError("Embedding was interrupted; try again.")
-                request.done = True
+    def _run(self, batch: list[Ticket[_Request]]) -> None:
+        """Embed the batch and hand each request its rows."""
+        vectors = self._embed(batch)
+        start = 0
+        for ticket in batch:
+            ticket.result = vectors[start : start + len(ticket.request.texts)]
+            start += len(ticket.request.texts)
 
-    def _embed(self, batch: list[_Request]) -> Vector:
-        texts = [text for request in batch for text in request.texts]
-        log.debug("embedding %d %s of %d requests in one call", len(texts), batch[0].kind, len(batch))
-        if batch[0].kind == "queries":
-            assert isinstance(self.embedder, QueryBatching)
-            vectors = self.embedder.embed_queries(texts)
+    def _embed(self, batch: list[Ticket[_Request]]) -> Vector:
+        texts = [text for ticket in batch for text in ticket.request.texts]
+        kind = batch[0].request.kind
+        log.debug("embedding %d %s of %d requests in one call", len(texts), kind, len(batch))
+        if kind == "queries":  # only when the embedder offers QueryBatching (checked once, above)
+            vectors = cast(QueryBatching, self.embedder).embed_queries(texts)
         else:
             vectors = self.embedder.embed_documents(texts)
         if len(vectors) != len(texts):

@@ -126,6 +126,10 @@ class StoreCapabilities:
     # through ``refresh``): opened with another model, it builds that model's index from the data
     # (each model has its own) instead of refusing with ModelMismatchError. Models never mix.
     derived_index: bool = False
+    # Transactions exclude each other (one writer at a time, across threads and processes) and a read
+    # inside one that has not written yet is as cheap as outside it: stores that wait for each other
+    # are written in one transaction, every duplicate check before any write (the engine's store groups).
+    group_commit: bool = False
 
 
 @runtime_checkable

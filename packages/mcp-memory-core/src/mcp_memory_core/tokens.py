@@ -25,7 +25,7 @@ from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import Protocol, runtime_checkable
+from typing import Protocol, cast, runtime_checkable
 
 from .errors import InvalidInputError, MemoryServerError, UnavailableError
 from .scope import validate_principal
@@ -124,6 +124,8 @@ class TokenRegistry:
 
     def __init__(self, table: TokenTable) -> None:
         self.table = table
+        # Checked once: an isinstance check on a protocol costs tens of µs, and a request asks twice.
+        self._versioned = isinstance(table, VersionedTokenTable)
         self._cache_lock = threading.Lock()
         self._cached_version: Hashable | None = None
         self._active: dict[str, TokenInfo] = {}  # token hash -> its active token
@@ -214,9 +216,9 @@ class TokenRegistry:
     def _current_version(self) -> Hashable | None:
         """The table's version, read before the table itself (so what is read then is at least as
         new as it); what was kept for an older version is dropped."""
-        if not isinstance(self.table, VersionedTokenTable):
+        if not self._versioned:
             return None
-        version = self.table.version()
+        version = cast(VersionedTokenTable, self.table).version()
         with self._cache_lock:
             if version is None or version != self._cached_version:
                 self._cached_version, self._active, self._teams = version, {}, None

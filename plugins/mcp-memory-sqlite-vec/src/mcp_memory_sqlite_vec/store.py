@@ -83,9 +83,7 @@ import functools
 import json
 import logging
 import os
-import random
 import threading
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -110,13 +108,12 @@ from .errors import (
     check_same_file,
     create_private_file,
     file_identity,
-    is_busy,
     read_only_error,
     refuse_foreign,
     storage_error,
 )
 from .keywords import fts_query
-from .opening import check_read_only, enable_wal, init_schema
+from .opening import begin_immediate, check_read_only, enable_wal, init_schema
 from .passage_backlog import PassageBacklogTable
 from .reembed import Reembedding
 from .schema import TYPE_CODES
@@ -131,8 +128,6 @@ log = logging.getLogger("mcp_memory_sqlite_vec")
 
 MAX_K = 4096  # sqlite-vec 0.1.9 refuses k > 4096
 BUSY_TIMEOUT_S = 10.0
-BEGIN_POLL_MIN_S = 0.0005  # a writer waiting for another process's write lock tries again after this …
-BEGIN_POLL_MAX_S = 0.004  # … doubling up to this (with jitter)
 # vec0 scans every vector chunk per KNN; through the default 2 MB page cache a 100k x 384-d file
 # (150 MB of vectors) costs 54 ms per query, memory-mapped 43 ms (= an in-memory database). With the
 # vector cache on, vec0 only serves the rare fallbacks, and the mapped pages would count in the
@@ -235,6 +230,7 @@ class SqliteVecStore(SqlReads, VectorCacheSync, Reembedding, PassageBacklogTable
             thread_safe=parallel,
             read_vectors=True,
             reembed=True,
+            group_commit=True,  # BEGIN IMMEDIATE: one writer; reads before a write use the vector cache
         )
 
     @property
@@ -424,27 +420,8 @@ class SqliteVecStore(SqlReads, VectorCacheSync, Reembedding, PassageBacklogTable
         return conn
 
     def _begin_immediate(self, conn: Any, binding: Binding | None = None) -> None:
-        """BEGIN IMMEDIATE, polling every few milliseconds while another process holds the write lock,
-        for up to ``BUSY_TIMEOUT_S``. SQLite's own busy handler sleeps 1, 2, 5, 10, 15, 20, 25, 25, 25,
-        50, 50, 100, 100 … ms between tries, so a writer that just missed a 5 ms commit slept on for
-        tens of milliseconds: 20 clients through two servers on one file waited 120 ms (p50) and
-        480 ms (p90) for a store; polling brings both down (docs/benchmarks.md)."""
         module = (binding or self._binding or select_binding(self._binding_name)).module
-        deadline = time.monotonic() + BUSY_TIMEOUT_S
-        delay = BEGIN_POLL_MIN_S
-        conn.execute("PRAGMA busy_timeout=0")
-        try:
-            while True:
-                try:
-                    conn.execute("BEGIN IMMEDIATE")
-                    return
-                except module.OperationalError as exc:
-                    if not is_busy(exc) or time.monotonic() >= deadline:
-                        raise
-                time.sleep(delay * (0.5 + random.random()))  # jitter: two waiters do not poll in step
-                delay = min(delay * 2, BEGIN_POLL_MAX_S)
-        finally:
-            conn.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
+        begin_immediate(conn, module, BUSY_TIMEOUT_S)
 
     # -- transactions ----------------------------------------------------------------------------
     @contextlib.contextmanager

@@ -9,7 +9,7 @@ import logging
 import uuid
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from ..errors import MemoryStateError
 from ..models import DeleteOutcome, Memory, PrivacyScope, SimilarMemory, StoreOutcome, UpdateOutcome
@@ -31,15 +31,11 @@ from ..validation import (
 from .basis import PURGE_BATCH, EngineBasis
 from .chains import Chains
 from .passage_filler import Embedded, PassageFiller
+from .store_groups import Found, NewMemory, StoreGroups, normalize_content
 
 log = logging.getLogger(__name__)
 
 DUPLICATE_CHECK_K = 5
-
-
-def normalize_content(text: str) -> str:
-    """What "the same content" means for duplicates: case-folded, whitespace collapsed."""
-    return " ".join(text.casefold().split())
 
 
 class Writes:
@@ -49,6 +45,10 @@ class Writes:
         self._basis = basis
         self._chains = chains
         self._passages = passages
+        # Concurrent stores written in one transaction, where the store's transactions exclude each
+        # other (see store_groups); elsewhere each store has its own.
+        self._groups = StoreGroups(self, basis.store) if basis.store.capabilities.group_commit else None
+        self._write_locking = isinstance(basis.store, WriteLocking)  # once: a protocol check costs µs
 
     def store(
         self,
@@ -104,43 +104,72 @@ class Writes:
         when: datetime | None,
         scope: Scope,
     ) -> StoreOutcome:
+        new = NewMemory(fields, embedded, when, scope)
+        if self._groups is not None:
+            return self._groups.write(new)
+        return self.write_alone(new)
+
+    @property
+    def dedup_threshold(self) -> float:
+        return self._basis.dedup_threshold
+
+    def write_alone(self, new: NewMemory) -> StoreOutcome:
+        """Check ``new`` for duplicates and write it, in one transaction of its own."""
         store = self._basis.store
         # The check and the write in one transaction: another thread or process storing the same
         # text waits for this one's commit, then finds it (the embedding is done before, unlocked).
         # A store whose transactions do not exclude each other (PostgreSQL) locks the text instead.
         with store.transaction():
-            if isinstance(store, WriteLocking):
-                store.write_lock(
-                    json.dumps([scope.principal, fields["namespace"], normalize_content(fields["content"])])
+            if self._write_locking:
+                fields = new.fields
+                cast(WriteLocking, store).write_lock(
+                    json.dumps(
+                        [new.scope.principal, fields["namespace"], normalize_content(fields["content"])]
+                    )
                 )
-            duplicate, similar = self.near_duplicates(
-                fields["content"], embedded.vectors[0], fields["namespace"], scope, when
+            return self.write_checked(new, self.check(new))
+
+    def check(self, new: NewMemory) -> Found:
+        """What is stored already that ``new`` duplicates or resembles (:meth:`near_duplicates`)."""
+        fields = new.fields
+        return self.near_duplicates(
+            fields["content"], new.embedded.vectors[0], fields["namespace"], new.scope, new.when
+        )
+
+    def write_checked(self, new: NewMemory, found: Found) -> StoreOutcome:
+        """Write ``new`` as :meth:`check` found the store (inside the transaction that checked it)."""
+        fields, (duplicate, similar) = new.fields, found
+        if duplicate is not None:
+            log.info("store_memory: duplicate of %s, nothing written", duplicate.id)
+            return StoreOutcome(memory=duplicate, status="duplicate", similar=similar)
+        closest = self.superseding(found)
+        if closest is not None:
+            target = closest.memory
+            log.info(
+                "store_memory: conflict policy 'supersede' replaces %s (similarity %.3f)",
+                target.id,
+                closest.similarity,
             )
-            if duplicate is not None:
-                log.info("store_memory: duplicate of %s, nothing written", duplicate.id)
-                return StoreOutcome(memory=duplicate, status="duplicate", similar=similar)
-            closest = next((s for s in similar if s.relation == "duplicate"), None)
-            if closest is not None and self._basis.conflict_policy == "supersede":
-                target = closest.memory
-                log.info(
-                    "store_memory: conflict policy 'supersede' replaces %s (similarity %.3f)",
-                    target.id,
-                    closest.similarity,
-                )
-                changes = {k: v for k, v in fields.items() if k not in ("content", "namespace", "owner")}
-                outcome = self.new_version(target.id, fields["content"], changes, embedded, scope)
-                return StoreOutcome(
-                    memory=outcome.memory, status="superseded", similar=similar, superseded=outcome.superseded
-                )
-            now = self._basis.clock()
-            memory = Memory(**{"occurred_at": now, **fields}, created_at=now, updated_at=now)
-            store.insert([memory], embedded.vectors, embedded.owners)
-            self._passages.mark(memory.id, embedded)
+            changes = {k: v for k, v in fields.items() if k not in ("content", "namespace", "owner")}
+            outcome = self.new_version(target.id, fields["content"], changes, new.embedded, new.scope)
+            return StoreOutcome(
+                memory=outcome.memory, status="superseded", similar=similar, superseded=outcome.superseded
+            )
+        now = self._basis.clock()
+        memory = Memory(**{"occurred_at": now, **fields}, created_at=now, updated_at=now)
+        self._basis.store.insert([memory], new.embedded.vectors, new.embedded.owners)
+        self._passages.mark(memory.id, new.embedded)
         return StoreOutcome(memory=memory, status="stored", similar=similar)
+
+    def superseding(self, found: Found) -> SimilarMemory | None:
+        """The memory a store replaces under the conflict policy 'supersede' (None: it replaces none)."""
+        if self._basis.conflict_policy != "supersede":
+            return None
+        return next((s for s in found[1] if s.relation == "duplicate"), None)
 
     def near_duplicates(
         self, content: str, vector: Vector, namespace: str, scope: Scope, occurred: datetime | None = None
-    ) -> tuple[Memory | None, list[SimilarMemory]]:
+    ) -> Found:
         """The principal's current memory with the same normalized content (if any; with
         ``occurred``, one that occurred the same UTC day), and the principal's current memories at or
         above the dedup threshold, most similar first, each ``duplicate`` at or above the duplicate
