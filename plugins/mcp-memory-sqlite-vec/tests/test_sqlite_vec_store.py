@@ -650,6 +650,17 @@ def test_fts_query_drops_stopwords_unless_nothing_else_is_left() -> None:
     assert fts_query("?!") is None
 
 
+def raw_sql(db: Path, *statements: str) -> None:
+    """Run ``statements`` on the file directly, as older code or a hand edit would, and commit."""
+    conn = select_binding().connect(str(db), timeout=5)
+    try:
+        for statement in statements:
+            conn.execute(statement)
+        conn.commit()
+    finally:
+        conn.close()
+
+
 def test_migrates_schema_2_to_owned_private_memories(db: Path) -> None:
     """A schema-2 file (no owner, no privacy_scope, no occurred_at, no thread) opens as schema 4:
     every memory the local user's, private, occurred when it was created, in no thread; scope and
@@ -662,20 +673,17 @@ def test_migrates_schema_2_to_owned_private_memories(db: Path) -> None:
     s.open(MODEL, DIMS)
     s.insert(items, vectors)
     s.close()
-    binding = select_binding()
-    conn = binding.connect(str(db), timeout=5)
-    try:  # turn the file back into schema 2
-        conn.execute("DROP INDEX memories_owner")
-        conn.execute("DROP INDEX memories_thread")
-        conn.execute("DROP INDEX memories_occurred")
-        conn.execute("ALTER TABLE memories DROP COLUMN occurred_at")
-        conn.execute("ALTER TABLE memories DROP COLUMN thread")
-        conn.execute("ALTER TABLE memories DROP COLUMN owner")
-        conn.execute("ALTER TABLE memories DROP COLUMN privacy_scope")
-        conn.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
-        conn.commit()
-    finally:
-        conn.close()
+    raw_sql(  # turn the file back into schema 2
+        db,
+        "DROP INDEX memories_owner",
+        "DROP INDEX memories_thread",
+        "DROP INDEX memories_occurred",
+        "ALTER TABLE memories DROP COLUMN occurred_at",
+        "ALTER TABLE memories DROP COLUMN thread",
+        "ALTER TABLE memories DROP COLUMN owner",
+        "ALTER TABLE memories DROP COLUMN privacy_scope",
+        "UPDATE meta SET value = '2' WHERE key = 'schema_version'",
+    )
     s = SqliteVecStore(db)
     s.open(MODEL, DIMS)
     try:
@@ -706,14 +714,7 @@ def test_a_file_written_before_the_passage_backlog_gets_it_on_open(db: Path) -> 
     s.open(MODEL, DIMS)
     s.insert(items, vecs(2, seed=4))
     s.close()
-    binding = select_binding()
-    conn = binding.connect(str(db), timeout=5)
-    try:  # the file as the code before the backlog left it
-        conn.execute("DROP TRIGGER pending_passages_ad")
-        conn.execute("DROP TABLE pending_passages")
-        conn.commit()
-    finally:
-        conn.close()
+    raw_sql(db, "DROP TRIGGER pending_passages_ad", "DROP TABLE pending_passages")  # as before the backlog
     s = SqliteVecStore(db)
     s.open(MODEL, DIMS)
     try:
