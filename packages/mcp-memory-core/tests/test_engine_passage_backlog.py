@@ -269,3 +269,32 @@ def test_vectors_of_a_completed_memory_are_its_whole_text_then_its_sentences(wok
     drain(engine)
     expected = HashEmbedder().embed_documents(split_passages(LONG))
     np.testing.assert_allclose(store.vectors([outcome.memory.id])[outcome.memory.id], expected, atol=1e-6)
+
+
+def test_a_memory_whose_sentences_always_fail_is_given_up_and_the_backlog_goes_on(
+    woken: list[int], caplog: pytest.LogCaptureFixture
+) -> None:
+    class Refusing(RecordingEmbedder):
+        def embed_documents(self, texts: Sequence[str]) -> Vector:
+            if (
+                any("fintech" in text for text in texts) and len(texts) > 1
+            ):  # LONG's sentences, never its whole
+                raise ValueError("the model cannot embed this")
+            return super().embed_documents(texts)
+
+    store = BackloggedStore()
+    engine = MemoryEngine(store, Refusing(), SimilarityRanker(), clock=TickingClock(), defer_passages=True)
+    stuck, other = engine.store_memory(LONG), engine.store_memory(OTHER)
+    filler = engine.passage_filler
+    with caplog.at_level(logging.WARNING, logger="mcp_memory_core.engine.passage_filler"):
+        steps = [filler.attempt() for _ in range(passage_filler.ATTEMPTS)]
+    assert steps == ["failed"] * passage_filler.ATTEMPTS  # the oldest mark first, every time
+    assert store.count_pending_passages() == 1  # given up: only the other memory waits now
+    assert len(store.vectors([stuck.memory.id])[stuck.memory.id]) == 1  # its whole text's vector
+    drain(engine)
+    assert store.count_pending_passages() == 0
+    assert len(store.vectors([other.memory.id])[other.memory.id]) == len(split_passages(OTHER))
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    assert f"Gave up adding the sentence vectors of memory {stuck.memory.id}" in logged
+    assert "fintech" not in logged  # ids, never the content
+    engine.close()

@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 
 FILL_CHARS = 600  # characters of sentences per background embed call (at least one sentence): ~10 ms
 RETRY_SECONDS = (1.0, 60.0)  # after an error the filler waits the first, doubling up to the second
+ATTEMPTS = 5  # a memory whose sentences fail this often in a row keeps its whole text's vector only
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,8 @@ class PassageFiller:
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._work: _Work | None = None
+        self._failures: tuple[str, int] = ("", 0)  # the memory that failed last, how often in a row
+        self._retry = RETRY_SECONDS[0]
 
     @property
     def backlog(self) -> PassageBacklog | None:
@@ -169,7 +172,6 @@ class PassageFiller:
         return "completed"
 
     def _run(self) -> None:
-        retry = RETRY_SECONDS[0]
         while not self._stopping.is_set():
             self._wake.clear()
             pause = self._until_idle()
@@ -177,26 +179,59 @@ class PassageFiller:
                 self._stopping.wait(pause)
                 continue
             try:
-                step = self.drain_step()
+                step = self.attempt()
             except ModelMismatchError as exc:
                 log.warning("The passage filler stops: %s", exc)
                 return
-            except Exception as exc:  # logged and retried; never the content: it is the user's
-                memory_id = self._work.memory_id if self._work is not None else "?"
-                log.warning(
-                    "Adding the sentence vectors of memory %s failed (%s: %s); retrying in %.0f s",
-                    memory_id,
-                    type(exc).__name__,
-                    exc,
-                    retry,
-                )
-                self._work = None
-                self._stopping.wait(retry)
-                retry = min(retry * 2, RETRY_SECONDS[1])
+            if step == "failed":
+                self._stopping.wait(self._retry)
+                self._retry = min(self._retry * 2, RETRY_SECONDS[1])
                 continue
-            retry = RETRY_SECONDS[0]
+            self._retry = RETRY_SECONDS[0]
             if step == "empty":
                 self._wake.wait()  # set by the next deferral, or by stop()
+
+    def attempt(self) -> str:
+        """:meth:`drain_step`, its error logged (by id: never the content, it is the user's) as
+        ``"failed"``. A memory that fails ``ATTEMPTS`` times in a row is given up: its mark is cleared
+        and it keeps its whole text's vector (found by it and by its words), with a warning saying so."""
+        try:
+            step = self.drain_step()
+        except ModelMismatchError:
+            raise
+        except Exception as exc:
+            memory_id = self._work.memory_id if self._work is not None else "?"
+            self._work = None
+            previous, count = self._failures
+            count = count + 1 if previous == memory_id else 1
+            self._failures = (memory_id, count)
+            log.warning(
+                "Adding the sentence vectors of memory %s failed (%s: %s; attempt %d of %d)",
+                memory_id,
+                type(exc).__name__,
+                exc,
+                count,
+                ATTEMPTS,
+            )
+            if count >= ATTEMPTS and memory_id != "?":
+                self._give_up(memory_id)
+            return "failed"
+        if step == "completed":
+            self._failures = ("", 0)
+        return step
+
+    def _give_up(self, memory_id: str) -> None:
+        backlog = self.backlog
+        assert backlog is not None
+        dims = self._basis.embedder.dimensions
+        backlog.complete_passages(memory_id, np.zeros((0, dims), dtype=np.float32))
+        self._failures = ("", 0)
+        log.warning(
+            "Gave up adding the sentence vectors of memory %s after %d attempts: it is found by its "
+            "whole text and its words, and updating it embeds them again",
+            memory_id,
+            ATTEMPTS,
+        )
 
     def _until_idle(self) -> float:
         """Seconds to wait before callers have been quiet for ``passage_fill_idle`` (0: go now)."""
