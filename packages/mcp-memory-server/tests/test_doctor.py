@@ -328,3 +328,25 @@ def test_a_crashing_server_fails_the_handshake_quoting_its_stderr(
     assert check.status == "fail", check
     assert "did not complete initialize + tools/list" in check.message
     assert "fatal: cannot start" in check.message and check.details["stderr"].endswith("fatal: cannot start")
+
+
+def test_the_database_check_counts_long_memories_waiting_for_their_sentences(
+    sqlite_env: dict[str, str],
+) -> None:
+    from mcp_memory_core import MemoryEngine
+    from mcp_memory_rankers import SimilarityRanker
+    from mcp_memory_sqlite_vec import SqliteVecStore
+
+    create_database()
+    engine = MemoryEngine(
+        SqliteVecStore(Path(sqlite_env["MCP_MEMORY_DB_PATH"])),
+        HashEmbedder(),
+        SimilarityRanker(),
+        defer_passages=True,
+        passage_fill_idle=3600,  # the filler never gets to it: the mark stays, as after a crash
+    )
+    engine.store_memory("Maya moved to Lisbon in March. She works as a data engineer. She surfs on Sundays.")
+    engine.close()
+    found = checks(exit_code=0)
+    assert found["database"]["details"]["pending_passages"] == 1
+    assert "1 long memory waiting for their sentences' vectors" in found["database"]["message"]

@@ -86,6 +86,10 @@ def diagnose(path: str | Path, binding_name: str | None = None) -> StoreDiagnosi
             details.update(memories=int(total), current_memories=int(current))
         if "passages" in tables:
             details["vectors"] = int(conn.execute("SELECT count(*) FROM passages").fetchone()[0])
+        if "pending_passages" in tables:  # long memories whose sentences' vectors are still to come
+            details["pending_passages"] = int(
+                conn.execute("SELECT count(*) FROM pending_passages").fetchone()[0]
+            )
         details["journal_mode"] = str(conn.execute("PRAGMA journal_mode").fetchone()[0])
         if "created_by" in meta:
             details["created_by"] = meta["created_by"]

@@ -247,6 +247,13 @@ def check_database(ctx: Context) -> Check:
             else ""
         )
         + (f", {counts['vectors']} vectors" if "vectors" in counts else "")
+        + (
+            f", {counts['pending_passages']} long "
+            f"{'memory' if counts['pending_passages'] == 1 else 'memories'} waiting for their sentences' "
+            "vectors (a running server adds them when idle; the next start does otherwise)"
+            if counts.get("pending_passages")
+            else ""
+        )
         + (f", {_size(int(counts['size_bytes']))}" if "size_bytes" in counts else "")
         + "."
     )
