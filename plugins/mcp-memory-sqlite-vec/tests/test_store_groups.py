@@ -176,9 +176,8 @@ GROUP_CRASH = """
 import os, signal, sys, threading
 from concurrent.futures import ThreadPoolExecutor
 from mcp_memory_core import MemoryEngine
-from mcp_memory_rankers import SimilarityRanker
 from mcp_memory_sqlite_vec import SqliteVecStore
-from mcp_memory_testing import HashEmbedder
+from mcp_memory_testing import HashEmbedder, SimilarityRanker  # the plugin's own venv has no rankers
 
 engine = MemoryEngine(SqliteVecStore(sys.argv[1]), HashEmbedder(), SimilarityRanker())
 engine.warm()
