@@ -80,6 +80,20 @@ def test_a_revoked_token_stops_working_at_once_with_the_cache(tmp_path: Path) ->
     assert server.verify(again) is None and server.verify(fresh) is not None
 
 
+def test_only_a_token_read_under_the_files_current_version_is_answered_from_memory(tmp_path: Path) -> None:
+    """``verify_kept``: what the HTTP server answers on its event loop, without a table read."""
+    path = tmp_path / "tokens.db"
+    server = TokenRegistry(SqliteTokenTable(path))
+    admin = TokenRegistry(SqliteTokenTable(path))
+    alice, info = admin.create("alice")
+    assert server.verify_kept(alice) is None  # never read: only the table can tell
+    assert server.verify(alice) == info
+    assert server.verify_kept(alice) == info
+    assert server.verify_kept("mcpm_" + "x" * 43) is None and server.verify_kept("") is None
+    admin.revoke(info.id)  # another process: the file's version moves
+    assert server.verify_kept(alice) is None and server.verify(alice) is None
+
+
 def test_reading_a_missing_token_file_creates_nothing(tmp_path: Path) -> None:
     path = tmp_path / "tokens.db"
     registry = TokenRegistry(SqliteTokenTable(path))

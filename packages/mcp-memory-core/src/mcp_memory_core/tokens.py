@@ -184,10 +184,7 @@ class TokenRegistry:
         if not token:
             return None
         token_hash = hash_token(token)
-        version = self._current_version()
-        with self._cache_lock:  # only what was read under the version this call saw
-            kept = version is not None and self._cached_version == version
-            found = self._active.get(token_hash) if kept else None
+        version, found = self._kept(token_hash)
         if found is not None:
             return found
         found = self.table.find_active(token_hash)
@@ -196,6 +193,19 @@ class TokenRegistry:
                 if self._cached_version == version and len(self._active) < MAX_CACHED_TOKENS:
                     self._active[token_hash] = found
         return found
+
+    def verify_kept(self, token: str) -> TokenInfo | None:
+        """:meth:`verify`'s answer when it is kept from a read of the table's current version (the
+        version check only: a ``stat`` and a ``PRAGMA``, no table read); None when only the table can
+        tell (then call :meth:`verify`). What a revocation changed is never answered from memory."""
+        return self._kept(hash_token(token))[1] if token else None
+
+    def _kept(self, token_hash: str) -> tuple[Hashable | None, TokenInfo | None]:
+        """(the table's current version, the active token of ``token_hash`` kept for it or None)."""
+        version = self._current_version()
+        with self._cache_lock:  # only what was read under the version this call saw
+            kept = version is not None and self._cached_version == version
+            return version, self._active.get(token_hash) if kept else None
 
     def _active_teams(self) -> list[tuple[str, tuple[str, ...]]]:
         version = self._current_version()

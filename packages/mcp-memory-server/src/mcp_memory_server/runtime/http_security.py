@@ -67,7 +67,9 @@ class RegistryTokenVerifier:
         self.registry = registry
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        info = await anyio.to_thread.run_sync(self.registry.verify, token)
+        # A token read under the table's current version is answered here (a version check, no table
+        # read); any other goes to a worker thread, as a table read may wait for the file's lock.
+        info = self.registry.verify_kept(token) or await anyio.to_thread.run_sync(self.registry.verify, token)
         if info is None:
             return None
         return AccessToken(
