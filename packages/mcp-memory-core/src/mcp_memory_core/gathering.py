@@ -14,6 +14,7 @@ A subclass says what one batch is (:meth:`Gathering._take`) and does it (:meth:`
 from __future__ import annotations
 
 import threading
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -32,7 +33,7 @@ class Ticket(Generic[R]):
     done: bool = False
 
 
-class Gathering(Generic[R]):
+class Gathering(ABC, Generic[R]):
     """Callers' requests served in shared batches, one batch at a time. Thread-safe."""
 
     interrupted = "The work was interrupted; try again."
@@ -87,11 +88,11 @@ class Gathering(Generic[R]):
     def _queued(self) -> None:
         """Called (under the lock) when a caller starts waiting behind a running batch; tests hook it."""
 
+    @abstractmethod
     def _take(self, leader: Ticket[R]) -> list[Ticket[R]]:
         """The tickets of the next batch, the leader's always among them (called under the lock)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _run(self, batch: list[Ticket[R]]) -> None:
         """Do the batch: set each ticket's ``result`` (not None) or ``error``. An exception raised here
         becomes the error of every ticket without one."""
-        raise NotImplementedError

@@ -79,9 +79,9 @@ class Writes:
         if basis.context is not None and "context" not in checked["metadata"]:
             checked["metadata"]["context"] = dict(basis.context)
         basis.ready()
-        embedded = self._passages.embed(checked["content"])
-        outcome = self._store_checked(checked, embedded, when, scope)
-        self._passages.written(embedded)
+        new = NewMemory(checked, self._passages.embed(checked["content"]), when, scope)
+        outcome = self._groups.write(new) if self._groups is not None else self.write_alone(new)
+        self._passages.written(new.embedded)
         return dataclasses.replace(outcome, redacted=redacted) if redacted else outcome
 
     def _screen(self, fields: dict[str, Any]) -> tuple[Finding, ...]:
@@ -96,18 +96,6 @@ class Writes:
                 if name in fields:
                     fields[name] = getattr(screened, name)
         return screened.findings
-
-    def _store_checked(
-        self,
-        fields: dict[str, Any],
-        embedded: Embedded,
-        when: datetime | None,
-        scope: Scope,
-    ) -> StoreOutcome:
-        new = NewMemory(fields, embedded, when, scope)
-        if self._groups is not None:
-            return self._groups.write(new)
-        return self.write_alone(new)
 
     @property
     def dedup_threshold(self) -> float:
