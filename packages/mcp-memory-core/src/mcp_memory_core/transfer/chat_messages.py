@@ -6,15 +6,28 @@ memories."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ..errors import InvalidInputError
 from ..junk import is_chit_chat
 from ..models import Memory, MemoryType, derived_id
 from ..validation import Limits, validate_namespace
 from .import_file import ImportFile, clip
+
+
+def titled(index: int, conversation: Any, key: str) -> tuple[Mapping[str, Any], str, str]:
+    """An export's conversation ``index`` as an object, its title (its ``key``, else "Untitled") and
+    the words that name it in an error, or InvalidInputError when it is not an object."""
+    if not isinstance(conversation, Mapping):
+        raise InvalidInputError(
+            f"conversation {index}: expected an object, got {type(conversation).__name__}."
+        )
+    title = conversation.get(key)
+    title = title if isinstance(title, str) and title.strip() else "Untitled"
+    return conversation, title, f"conversation {index} ({title!r})"
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from ..errors import InvalidInputError
 from ..models import USER_NAMESPACE, Memory, MemoryType, derived_id
 from ..validation import DEFAULT_LIMITS, MAX_THREAD_CHARS, Limits, validate_thread
 from .chat_archive import not_a_list, read_conversations
-from .chat_messages import ChatConversation, ChatReading
+from .chat_messages import ChatConversation, ChatReading, titled
 from .import_file import ImportFile
 
 CHATGPT_EXPORT = "A ChatGPT export"
@@ -86,13 +86,7 @@ def _conversation(
 ) -> tuple[ChatConversation, Mapping[Any, Any], datetime | None]:
     """The conversation's fields, its ``mapping`` of message nodes and its time, or InvalidInputError
     naming it. A conversation without an id gets one derived from its title and time."""
-    if not isinstance(conversation, Mapping):
-        raise InvalidInputError(
-            f"conversation {index}: expected an object, got {type(conversation).__name__}."
-        )
-    title = conversation.get("title")
-    title = title if isinstance(title, str) and title.strip() else "Untitled"
-    where = f"conversation {index} ({title!r})"
+    conversation, title, where = titled(index, conversation, "title")
     mapping = conversation.get("mapping")
     if not isinstance(mapping, Mapping):
         raise InvalidInputError(f"{where}: no 'mapping' of messages.")

@@ -22,7 +22,7 @@ from ..validation import (
     validate_thread,
 )
 from .chat_archive import CONVERSATIONS, not_a_list, read_conversations
-from .chat_messages import ChatConversation, ChatReading
+from .chat_messages import ChatConversation, ChatReading, titled
 from .import_file import ImportFile
 
 CLAUDE_EXPORT = "A Claude.ai export"
@@ -93,13 +93,7 @@ def _claude_memories(
 def _conversation(index: int, conversation: Any) -> tuple[ChatConversation, list[Any], datetime | None]:
     """The conversation's fields, its messages and when it started (the time of a message without
     one), or InvalidInputError naming it."""
-    if not isinstance(conversation, Mapping):
-        raise InvalidInputError(
-            f"conversation {index}: expected an object, got {type(conversation).__name__}."
-        )
-    name = conversation.get("name")
-    name = name if isinstance(name, str) and name.strip() else "Untitled"
-    where = f"conversation {index} ({name!r})"
+    conversation, name, where = titled(index, conversation, "name")
     uuid = conversation.get("uuid")
     if not isinstance(uuid, str) or not uuid.strip():
         raise InvalidInputError(f"{where}: no 'uuid'; is this a Claude.ai export's {CONVERSATIONS}?")
