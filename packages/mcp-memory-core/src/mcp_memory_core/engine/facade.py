@@ -85,7 +85,7 @@ class MemoryEngine(EngineBasis):
         self.writes = Writes(self, self.chains, self.passage_filler)
         self.imports = Imports(self)
         self.reads = Reads(self, self.chains, self.maintenance)
-        self.search_pipeline = SearchPipeline(self, self.chains, self.maintenance)
+        self.search_pipeline = SearchPipeline(self, self.chains, self.maintenance, self.passage_filler)
         self.tidy = Tidy(self, self.chains, self.reads)
 
     @property

@@ -6,7 +6,10 @@ near-duplicate check and the answer use it. With a store that keeps a durable ba
 (:class:`~..protocols.PassageBacklog`), ``store_memory`` and ``update_memory`` of such a memory embed
 its whole text only, write it with a pending mark in the write's own transaction (both commit or
 neither does) and answer; a background filler then embeds the sentences and adds them. Until it has,
-the memory is found by its whole text (and its words); moments later by each sentence too.
+the memory is found by its whole text (and its words) alone, so a search first finishes the backlog
+(:meth:`PassageFiller.finish`): what a search finds never depends on whether the filler has caught up,
+and a search right after a burst of long stores pays for their sentences once, as the stores would
+have without a backlog.
 
 Nothing acknowledged is lost: a crash leaves the mark on disk beside the memory, and the next
 warm-up (the server's, after a restart) finishes the backlog. The filler never takes the model from
@@ -35,6 +38,7 @@ log = logging.getLogger(__name__)
 FILL_CHARS = 600  # characters of sentences per background embed call (at least one sentence): ~10 ms
 RETRY_SECONDS = (1.0, 60.0)  # after an error the filler waits the first, doubling up to the second
 ATTEMPTS = 5  # a memory whose sentences fail this often in a row keeps its whole text's vector only
+FINISH_MEMORIES = 16  # marked memories a search embeds the sentences of in one call
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,8 @@ class PassageFiller:
         self._work: _Work | None = None
         self._failures: tuple[str, int] = ("", 0)  # the memory that failed last, how often in a row
         self._retry = RETRY_SECONDS[0]
+        self._steps = threading.Lock()  # one filling at a time: the thread's steps, a search's finish
+        self._finish_failed = False  # a search's finish failed: searches leave it to the thread
 
     @property
     def backlog(self) -> PassageBacklog | None:
@@ -102,6 +108,57 @@ class PassageFiller:
         """After the write committed: a deferred memory wakes the filler."""
         if embedded.deferred:
             self.wake()
+
+    # -- the search's side -----------------------------------------------------------------------
+    def finish(self) -> None:
+        """Before a search reads the store: embed and add the sentences of every marked memory (this
+        process's or another's), in calls of ``FINISH_MEMORIES`` memories through the shared
+        embedding batches. A failure is logged and the search goes on (those memories are found by
+        their whole text and words); searches then leave the backlog to the filler thread, whose
+        retries and give-up rule handle it, until it has completed a memory again."""
+        backlog = self.backlog
+        waiting = backlog.count_pending_passages() if backlog is not None and not self._finish_failed else 0
+        if not waiting:
+            return
+        assert backlog is not None
+        # Writers may mark more meanwhile: at most the backlog's bound more, then the search goes on.
+        rounds = -(-(waiting + self._basis.passage_backlog) // FINISH_MEMORIES)
+        with self._steps:
+            self._work = None  # the thread's half-embedded memory, if any, is done here whole
+            for _ in range(rounds):
+                pending = backlog.pending_passages(FINISH_MEMORIES)
+                if not pending or not self._finish_batch(backlog, pending):
+                    return
+
+    def _finish_batch(self, backlog: PassageBacklog, pending: list[tuple[str, str]]) -> bool:
+        texts = [split_passages(content)[1:] for _, content in pending]
+        flat = [text for own in texts for text in own]
+        try:
+            rows: Vector = (
+                self._basis.embeddings.embed_documents(flat)
+                if flat
+                else np.zeros((0, self._basis.embedder.dimensions), dtype=np.float32)
+            )
+            if len(rows) != len(flat):
+                raise ValueError(f"the embedder returned {len(rows)} vectors for {len(flat)} texts")
+            start = 0
+            for (memory_id, _), own in zip(pending, texts, strict=True):
+                backlog.complete_passages(memory_id, rows[start : start + len(own)])
+                start += len(own)
+        except ModelMismatchError:
+            raise
+        except Exception as exc:
+            self._finish_failed = True
+            log.warning(
+                "Adding the sentence vectors of %d waiting memories before a search failed (%s: %s); "
+                "the background filler retries them",
+                len(pending),
+                type(exc).__name__,
+                exc,
+            )
+            self.wake()
+            return False
+        return True
 
     # -- the filler thread -----------------------------------------------------------------------
     def resume(self) -> None:
@@ -196,7 +253,8 @@ class PassageFiller:
         ``"failed"``. A memory that fails ``ATTEMPTS`` times in a row is given up: its mark is cleared
         and it keeps its whole text's vector (found by it and by its words), with a warning saying so."""
         try:
-            step = self.drain_step()
+            with self._steps:
+                step = self.drain_step()
         except ModelMismatchError:
             raise
         except Exception as exc:
@@ -216,8 +274,9 @@ class PassageFiller:
             if count >= ATTEMPTS and memory_id != "?":
                 self._give_up(memory_id)
             return "failed"
-        if step == "completed":
+        if step in ("completed", "empty"):
             self._failures = ("", 0)
+            self._finish_failed = False
         return step
 
     def _give_up(self, memory_id: str) -> None:

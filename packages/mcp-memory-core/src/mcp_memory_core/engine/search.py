@@ -23,6 +23,7 @@ from ..validation import MAX_KNN_K, MAX_SEARCH_LIMIT, validate_limit
 from .basis import EngineBasis
 from .chains import Chains
 from .maintenance import Maintenance
+from .passage_filler import PassageFiller
 
 log = logging.getLogger(__name__)
 
@@ -35,10 +36,13 @@ NEIGHBOUR_DEPTH = 10  # the leading candidates whose thread neighbours join them
 class SearchPipeline:
     """``search`` and ``recall``; the facade documents each call."""
 
-    def __init__(self, basis: EngineBasis, chains: Chains, maintenance: Maintenance) -> None:
+    def __init__(
+        self, basis: EngineBasis, chains: Chains, maintenance: Maintenance, passages: PassageFiller
+    ) -> None:
         self._basis = basis
         self._chains = chains
         self._maintenance = maintenance
+        self._passages = passages
 
     def search(
         self, query: str, limit: int, filters: Filters, namespace: str | None, scope: Scope
@@ -50,6 +54,7 @@ class SearchPipeline:
         namespaces = scope.read_namespaces(namespace)
         basis.ready()
         self._maintenance.sweep_if_due()
+        self._passages.finish()
         vector = basis.embeddings.embed_query(query)
         where = basis.scoped(filters.where(None, include_superseded=True), scope, namespaces)
         candidates = self._gather(query, vector, limit, where, scope)
