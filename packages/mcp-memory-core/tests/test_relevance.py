@@ -113,3 +113,27 @@ def test_minilm_asks_a_shared_word_to_come_with_some_meaning(similarity, clears)
         "Meilisearch indexes the product catalogue", similarity, keyword_score=2.5, keyword_rank=1
     )
     assert ALL_MINILM_L6_V2.clears(candidate, {candidate.memory.id: candidate}, background=0.25) is clears
+
+
+def test_below_the_best_a_memory_needs_the_extra_similarity_whichever_clause_clears_it():
+    """In a small store of facts the background is near zero, so a memory 0.2 similar stands out:
+    an off-topic question would get a second and third weak result beside the first. Below the
+    ranker's best, a memory needs ``min_extra_similarity`` (a reply: its own, or its question's)."""
+    from mcp_memory_core import ScoredCandidate
+
+    floor = dataclasses.replace(FLOOR, min_best_similarity=0.20, min_extra_similarity=0.30)
+    best = make_candidate("The build server runs Node 20", 0.24, vector_rank=1)
+    near = make_candidate("Deploys go through the build server", 0.32, vector_rank=2)
+    weak = make_candidate("The CI cache key hashes uv.lock", 0.295, vector_rank=3)
+    question = make_candidate("Mel: which Node does the build server run?", 0.45, vector_rank=4)
+    reply = dataclasses.replace(
+        make_candidate("Caroline: twenty", 0.05, vector_rank=5), previous_id=question.memory.id
+    )
+    candidates = [best, near, weak, question, reply]
+    ranked = [ScoredCandidate(candidate=c, score=1.0 - i / 10, parts={}) for i, c in enumerate(candidates)]
+    kept, background = floor.kept(candidates, ranked)
+    assert background == pytest.approx(BACKGROUND_PRIOR)
+    # weak stands out of the background (0.145 above it) but is below 0.30; the best needs only 0.20
+    assert [s.candidate for s in kept] == [best, near, question, reply]
+    assert [s.candidate for s in FLOOR.kept(candidates, ranked)[0]] == [near, weak, question, reply]
+    assert floor.describe(background)["min_extra_similarity"] == 0.30

@@ -42,6 +42,7 @@ def test_the_relevance_floor_is_the_embedders_calibration_with_settings_on_top(m
         "FLOOR_STANDOUT",
         "FLOOR_KEYWORD_SIMILARITY",
         "FLOOR_BEST_SIMILARITY",
+        "FLOOR_EXTRA_SIMILARITY",
     ):
         monkeypatch.delenv(f"MCP_MEMORY_{var}", raising=False)
     assert Settings().floor(Calibrated()) == ALL_MINILM_L6_V2
@@ -54,6 +55,9 @@ def test_the_relevance_floor_is_the_embedders_calibration_with_settings_on_top(m
     assert Settings().floor(Uncalibrated()) == RelevanceFloor(0.5, 0.2, 0.4)  # the best: as any other
     monkeypatch.setenv("MCP_MEMORY_FLOOR_BEST_SIMILARITY", "0.1")
     assert Settings().floor(Uncalibrated()) == RelevanceFloor(0.5, 0.2, 0.4, 0.1)
+    monkeypatch.setenv("MCP_MEMORY_FLOOR_EXTRA_SIMILARITY", "0.45")
+    assert Settings().floor(Uncalibrated()) == RelevanceFloor(0.5, 0.2, 0.4, 0.1, 0.45)
+    assert Settings().floor(Calibrated()).min_extra_similarity == 0.45
     monkeypatch.setenv("MCP_MEMORY_RELEVANCE_FLOOR", "false")
     assert Settings().floor(Calibrated()) is None
 

@@ -18,7 +18,10 @@ and a reply (:func:`.turns.is_reply`) whose previous turn clears it clears it to
 answers is about the query). The ranker's best candidate also clears it at ``min_best_similarity``:
 a paraphrase sharing no word with its memory can sit as low as an unrelated memory, and hiding the
 best match would answer "nothing stored" when the answer is stored; an off-topic question then gets
-at most that one weak result, its low score saying so.
+at most that one weak result, its low score saying so. Below the best, a memory also needs
+``min_extra_similarity`` by whichever clause it clears (its own or its question's): in a small store
+of facts the background is near zero, so standing out alone is cheap, and an off-topic question
+would get a second and third weak result beside the first.
 
 The values belong to the embedding model (each has its own cosine scale), so an embedder declares
 them as its ``relevance_floor`` attribute; without one, search has no floor unless the settings give
@@ -62,6 +65,8 @@ class RelevanceFloor:
     min_keyword_similarity: float
     # The ranker's best candidate clears the floor at this similarity (None: as any other does).
     min_best_similarity: float | None = None
+    # Below the ranker's best, a memory needs at least this similarity whichever clause clears it.
+    min_extra_similarity: float | None = None
 
     def kept(
         self, candidates: Sequence[Candidate], ranked: Sequence[ScoredCandidate]
@@ -72,7 +77,8 @@ class RelevanceFloor:
         return [
             s
             for i, s in enumerate(ranked)
-            if self.clears(s.candidate, by_id, background) or (i == 0 and self._best_clears(s.candidate))
+            if self.clears(s.candidate, by_id, background, best=i == 0)
+            or (i == 0 and self._best_clears(s.candidate))
         ], background
 
     def _best_clears(self, candidate: Candidate) -> bool:
@@ -86,16 +92,22 @@ class RelevanceFloor:
     def background(self, candidates: Sequence[Candidate]) -> float:
         return background_similarity(candidates)
 
-    def clears(self, candidate: Candidate, by_id: Mapping[str, Candidate], background: float) -> bool:
+    def clears(
+        self, candidate: Candidate, by_id: Mapping[str, Candidate], background: float, *, best: bool = True
+    ) -> bool:
+        """Whether ``candidate`` (or, for a reply, the turn it answers) is about the query; ``best``:
+        it is the ranker's first, so ``min_extra_similarity`` does not apply."""
         own = [candidate]
         previous = by_id.get(candidate.previous_id) if candidate.previous_id is not None else None
         if previous is not None and is_reply(candidate.memory, previous.memory):
             own.append(previous)
-        return any(self._relevant(c, background) for c in own)
+        return any(self._relevant(c, background, best) for c in own)
 
-    def _relevant(self, candidate: Candidate, background: float) -> bool:
+    def _relevant(self, candidate: Candidate, background: float, best: bool) -> bool:
         similarity = candidate.vector_similarity
         if similarity is None:
+            return False
+        if not best and self.min_extra_similarity is not None and similarity < self.min_extra_similarity:
             return False
         return (
             similarity >= self.min_similarity
@@ -113,14 +125,21 @@ class RelevanceFloor:
         }
         if self.min_best_similarity is not None:
             shown["min_best_similarity"] = self.min_best_similarity
+        if self.min_extra_similarity is not None:
+            shown["min_extra_similarity"] = self.min_extra_similarity
         return shown
 
 
 # all-MiniLM-L6-v2's calibration, shared by the plugins that serve that model (minilm on onnxruntime,
 # sentence-transformers): chosen on LoCoMo dev with 30 off-topic questions and 36 paraphrases; the
-# shared-word floor on the paraphrase worlds' dev half (docs/benchmarks.md, "Relevance floor").
+# shared-word floor and the bar below the best on the paraphrase worlds' dev half (docs/benchmarks.md,
+# "Relevance floor").
 ALL_MINILM_L6_V2 = RelevanceFloor(
-    min_similarity=0.40, min_standout=0.14, min_keyword_similarity=0.35, min_best_similarity=0.20
+    min_similarity=0.40,
+    min_standout=0.14,
+    min_keyword_similarity=0.35,
+    min_best_similarity=0.20,
+    min_extra_similarity=0.30,
 )
 
 

@@ -141,6 +141,12 @@ class Settings(BaseSettings):
         le=1.0,
         description="Relevance floor: the similarity at which the best-ranked memory clears it",
     )
+    floor_extra_similarity: float | None = Field(
+        default=None,
+        ge=-1.0,
+        le=1.0,
+        description="Relevance floor: the least similarity of any memory below the best-ranked one",
+    )
     auto_context: bool = Field(default=True, description="Attach cwd, project and platform to new memories")
     max_content_bytes: int = Field(
         default=DEFAULT_LIMITS.content_bytes,
@@ -181,15 +187,16 @@ class Settings(BaseSettings):
             "min_standout": self.floor_standout,
             "min_keyword_similarity": self.floor_keyword_similarity,
         }
-        chosen = {key: value for key, value in given.items() if value is not None}
-        best = (
-            {} if self.floor_best_similarity is None else {"min_best_similarity": self.floor_best_similarity}
-        )
+        optional = {
+            "min_best_similarity": self.floor_best_similarity,
+            "min_extra_similarity": self.floor_extra_similarity,
+        }
+        chosen = {key: value for key, value in (given | optional).items() if value is not None}
         calibrated = embedder.relevance_floor if isinstance(embedder, Calibrated) else None
         if calibrated is not None:
-            return dataclasses.replace(calibrated, **chosen, **best)
-        if len(chosen) == len(given):
-            return RelevanceFloor(**chosen, **best)
+            return dataclasses.replace(calibrated, **chosen)
+        if all(value is not None for value in given.values()):
+            return RelevanceFloor(**chosen)
         return None
 
     def limits(self) -> Limits:
