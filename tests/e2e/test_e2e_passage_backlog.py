@@ -101,3 +101,25 @@ def test_a_server_killed_while_sentences_wait_loses_nothing_and_the_next_server_
             hits = answer(server, number, "search_memories", query=sentence, limit=3)["results"]
             assert hits and hits[0]["id"] == memory_id, sentence
     assert "Adding the sentence vectors" not in (tmp_path / "restarted.err").read_text()  # no failure
+
+
+def test_a_search_right_after_the_stores_finds_each_sentence_though_the_filler_never_ran(
+    default_plugins: None, db_path: Path, tmp_path: Path
+) -> None:
+    """An agent that stores and asks at once never leaves the filler idle (here it waits an hour):
+    the search itself first adds the waiting sentences, so it ranks what it would have ranked had
+    every sentence been embedded before the answer."""
+    held = server_env(db_path, MCP_MEMORY_PASSAGE_FILL_IDLE="3600")
+    with RawServer(module_command(), held, tmp_path / "held.err") as server:
+        assert "result" in server.request(INITIALIZE)
+        server.send(INITIALIZED)
+        ids = [
+            answer(server, number, "store_memory", content=text)["id"]
+            for number, text in enumerate(LONG_MEMORIES, start=10)
+        ]
+        assert pending(db_path) == set(ids)
+        sentence = split_passages(LONG_MEMORIES[2])[2]  # "He sells the honey at the Saturday market."
+        found = answer(server, 20, "search_memories", query=sentence, limit=3, verbose=True)["results"]
+        assert pending(db_path) == set()
+        assert found[0]["id"] == ids[2] and found[0]["similarity"] > 0.99, found[0]
+        assert all(vector_rows(db_path, memory_id) == 4 for memory_id in ids)
