@@ -8,11 +8,11 @@ plain MiniLM cosine and SQLite FTS5 bm25 over the same memories.
 
 Two sets, each store a fresh server with a fresh database (``MCP_MEMORY_DB_PATH`` in a temp dir):
 
-- ``paraphrase`` (two invented worlds, benchmarks/data/paraphrase_facts.jsonl and
-  paraphrase_facts_b.jsonl, see benchmarks/data/README.md): short facts as a coding agent stores
-  them, each question paraphrasing one fact. Each world is its own store: a split's server holds that
-  world's facts of the split plus its distractors (facts without questions). Reported per world and
-  for both worlds together. Off-topic questions written for fact stores
+- ``paraphrase`` (three invented worlds, benchmarks/data/paraphrase_facts.jsonl,
+  paraphrase_facts_b.jsonl and paraphrase_facts_c.jsonl, see benchmarks/data/README.md): short facts
+  as a coding agent stores them, each question paraphrasing one fact. Each world is its own store: a
+  split's server holds that world's facts of the split plus its distractors (facts without
+  questions). Reported per world and for all worlds together. Off-topic questions written for fact stores
   (benchmarks/data/offtopic_facts.txt, dev: the first 40, test: the last 40) are asked of every
   world's store and count the noise.
 - ``locomo`` (../shared/data/locomo10.json): each conversation its own server; every turn stored as an
@@ -75,8 +75,12 @@ from ranking_stages import STAGES, Stage, UnknownStage, choose  # noqa: E402
 from report import write_section  # noqa: E402
 
 FACTS = HERE / "data" / "paraphrase_facts.jsonl"
-WORLDS = (FACTS, HERE / "data" / "paraphrase_facts_b.jsonl")  # each its own store
-OFFTOPIC_FACTS = HERE / "data" / "offtopic_facts.txt"  # nothing in either world answers these
+WORLDS = (  # each its own store
+    FACTS,
+    HERE / "data" / "paraphrase_facts_b.jsonl",
+    HERE / "data" / "paraphrase_facts_c.jsonl",
+)
+OFFTOPIC_FACTS = HERE / "data" / "offtopic_facts.txt"  # nothing in any world answers these
 DEPTH = 50  # the baselines rank this many; the widest call asks for this many
 DB_NAME = "agent.db"
 SHIPPED = STAGES["shipped"]
@@ -614,7 +618,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=Path,
         action="append",
         help="a paraphrase world's facts (.jsonl), each its own store; repeat for several "
-        "(default: the two shipped worlds)",
+        "(default: the three shipped worlds)",
     )
     parser.add_argument("--out", type=Path, default=None, help="write the tables into this markdown file")
     parser.add_argument(

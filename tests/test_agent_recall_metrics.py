@@ -76,7 +76,11 @@ def test_a_split_holds_its_own_facts_and_every_distractor() -> None:
 
 def test_each_world_is_its_own_store_asked_the_fact_store_off_topic_questions() -> None:
     units = ar.paraphrase_units(ar.WORLDS, "dev")
-    assert [unit.name for unit in units] == ["paraphrase_facts.jsonl dev", "paraphrase_facts_b.jsonl dev"]
+    assert [unit.name for unit in units] == [
+        "paraphrase_facts.jsonl dev",
+        "paraphrase_facts_b.jsonl dev",
+        "paraphrase_facts_c.jsonl dev",
+    ]
     keys = [{item.key for item in unit.items} for unit in units]
     assert not keys[0] & keys[1]  # no memory of one world is stored with the other
     dev_offtopic = locomo.offtopic_halves(ar.OFFTOPIC_FACTS)["dev"]
