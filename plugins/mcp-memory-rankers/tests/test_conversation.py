@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from mcp_memory_core.query_dates import TimeSpan
+from mcp_memory_core.turns import names_someone
 from mcp_memory_rankers import HybridRanker, HybridSettings
 from mcp_memory_rankers.conversation import ContextWeights, date_closeness
 from mcp_memory_testing import make_candidate
@@ -101,6 +102,33 @@ def test_facts_one_session_stored_are_not_one_conversation():
     for pair in (named, turns):
         parts = {s.candidate.memory.id: s.parts["thread"] for s in HybridRanker().rank("q", pair, NOW)}
         assert parts[pair[0].memory.id] == parts[pair[1].memory.id] > 0
+    # facts under headings in a session's thread are not turns: each is a thread of one
+    headed = [
+        make_candidate(text, sim, thread=session)
+        for text, sim in (("The freshness SLO: 99% in 5 minutes", 0.8), ("Health checks: /healthz", 0.3))
+    ]
+    parts = {s.candidate.memory.id: s.parts["thread"] for s in HybridRanker().rank("q", headed, NOW)}
+    assert parts[headed[1].memory.id] < parts[headed[0].memory.id]
+
+
+@pytest.mark.parametrize(
+    ("label", "speaks"),
+    [
+        ("Caroline", True),
+        ("Dr. Okafor", True),
+        ("Mary Ann Evans", True),
+        ("assistant", True),
+        ("User", True),
+        ("Health checks", False),
+        ("The freshness SLO", False),
+        ("Decision", False),
+        ("Meeting notes 2024-03-12", False),
+        ("GKE maintenance window", False),
+        ("Pipelines must be idempotent", False),
+    ],
+)
+def test_a_label_is_a_speaker_when_it_reads_as_a_name(label, speaks):
+    assert names_someone(label) is speaks
 
 
 def test_a_date_in_the_query_lifts_memories_of_that_time():
@@ -145,6 +173,9 @@ def test_date_closeness_fades_faster_before_than_after():
         ("Mel: did you go camping in the mountains?", "Caroline: yes! the kids loved it", True),
         ("Mel: we went camping in the mountains.", "Mel: the kids loved it", False),  # same speaker
         ("The project deploys to the mountains cluster", "The user likes tea", False),  # facts, no speakers
+        # facts filed under headings: a topic is not a speaker, and two headings are not two people
+        ("Health checks: /healthz is the liveness probe?", "The freshness SLO: 99% within 5 minutes", False),
+        ("Decision: deploys stay on Fridays?", "Code style: f-strings for formatting", False),
     ],
 )
 def test_only_a_turn_by_someone_else_is_a_reply(first, second, borrows):
