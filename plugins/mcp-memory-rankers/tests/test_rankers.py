@@ -13,6 +13,7 @@ from mcp_memory_rankers import (
     RecencyRanker,
     RecencySettings,
 )
+from mcp_memory_rankers.hybrid import names_exact_string
 from mcp_memory_rankers.recency import context_overlap, strength
 from mcp_memory_testing import RankerConformance, make_candidate
 from mcp_memory_testing.ranker_suite import NOW
@@ -46,10 +47,10 @@ NO_CONTEXT = {"neighbour_weight": 0, "neighbour_keyword_weight": 0, "thread_weig
 
 
 def test_hybrid_keyword_lifts_an_exact_match():
-    semantic = make_candidate("about the same topic", 0.60, vector_rank=1)
-    exact = make_candidate("has the rare word", 0.55, vector_rank=2, keyword_score=7.0, keyword_rank=1)
+    semantic = make_candidate("about the same error", 0.60, vector_rank=1)
+    exact = make_candidate("has the error E-20417", 0.55, vector_rank=2, keyword_score=7.0, keyword_rank=1)
     for method in ("linear", "rrf"):
-        ranked = HybridRanker(HybridSettings(method=method)).rank("rare word", [semantic, exact], NOW)
+        ranked = HybridRanker(HybridSettings(method=method)).rank("error E-20417", [semantic, exact], NOW)
         assert ranked[0].candidate is exact, method
         assert set(ranked[0].parts) == {"vector", "keyword", "neighbour", "thread", "date", "question"}
         assert ranked[0].score == pytest.approx(sum(ranked[0].parts.values()))
@@ -58,9 +59,31 @@ def test_hybrid_keyword_lifts_an_exact_match():
 def test_hybrid_linear_scales_keyword_per_query():
     a = make_candidate("a", 0.5, keyword_score=10.0, keyword_rank=1)
     b = make_candidate("b", 0.5, keyword_score=5.0, keyword_rank=2)
-    settings = HybridSettings(vector_weight=0.7, keyword_weight=0.3, **NO_CONTEXT)
+    settings = HybridSettings(vector_weight=0.7, keyword_weight=0.3, focus_exact_only=False, **NO_CONTEXT)
     ranked = HybridRanker(settings).rank("q", [b, a], NOW)
     assert [s.score for s in ranked] == pytest.approx([0.35 + 0.3 * 10 / 11, 0.35 + 0.3 * 5 / 11])
+
+
+def test_among_short_facts_only_an_exact_string_in_the_query_lets_words_count():
+    """On short facts the vectors single the memory out (a focused query): a word in common, a name
+    included, is left to them ("Which Rust tool ..." must not lift the fact that merely says Rust);
+    a number or an identifier, which an embedding reads poorly, still counts. A conversation's
+    turns keep their keyword evidence."""
+    right = make_candidate("Tern supports Linux and macOS", 0.292, vector_rank=1)
+    named = make_candidate("Tern is a Rust CLI", 0.289, vector_rank=2, keyword_score=6.0, keyword_rank=1)
+    ranked = HybridRanker().rank("Which systems does their Rust tool run on?", [named, right], NOW)
+    assert ranked[0].candidate is right and ranked[1].parts["keyword"] == 0
+    exact = make_candidate("Tern 0.4 adds Windows", 0.289, vector_rank=2, keyword_score=6.0, keyword_rank=1)
+    ranked = HybridRanker().rank("Does Tern 0.4 run on Windows?", [exact, right], NOW)
+    assert ranked[0].candidate is exact and ranked[0].parts["keyword"] > 0
+    turn = make_candidate("Jon: Tern is my Rust CLI", 0.289, vector_rank=2, keyword_score=6.0, keyword_rank=1)
+    ranked = HybridRanker().rank("Which systems does their Rust tool run on?", [turn, right], NOW)
+    assert {s.candidate.memory.id: s.parts["keyword"] for s in ranked}[turn.memory.id] > 0
+    assert names_exact_string("port 8443") and names_exact_string("acct_1N8xQ2LkT5")
+    assert (
+        names_exact_string("uv.lock") and names_exact_string("src/app") and names_exact_string("maxRetries")
+    )
+    assert not names_exact_string("Which Rust tool does the API use?")
 
 
 def test_hybrid_weak_keyword_matches_do_not_outrank_meaning():

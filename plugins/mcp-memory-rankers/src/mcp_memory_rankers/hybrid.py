@@ -10,7 +10,11 @@ Two fusions, chosen by ``method``:
   similarity``; when the vector channel is focused (the query's background similarity below
   ``focus_ratio`` of its best: short facts, where meaning singles a memory out) to the power
   ``focus_gate_power``, so a shared ordinary word cannot lift a memory that is plainly about
-  something else.
+  something else. There, a fact (a memory without a speaker: not a turn of a conversation) gets
+  keyword evidence only for a query naming an exact string (a number or an identifier: ``E-20417``,
+  ``acct_1N8xQ2LkT5``, ``uv.lock``; see :func:`names_exact_string`), which a sentence embedding reads
+  poorly; any other shared word, a name included, is left to the vectors, which rank short facts
+  better without it (docs/benchmarks.md, "the fifth recall step").
 - ``rrf``: reciprocal rank fusion, ``vector_weight / (k + vector_rank) + keyword_weight / (k +
   keyword_rank)``; it ignores score values entirely.
 
@@ -24,6 +28,7 @@ chosen on the LoCoMo dev split (conversations 0-4) and the paraphrase set's dev 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Literal
@@ -33,6 +38,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from mcp_memory_core import Candidate, ScoredCandidate
 from mcp_memory_core.relevance import background_similarity
+from mcp_memory_core.turns import speaker_of
 
 from .conversation import ContextWeights, contextual_parts, neighbour_keywords, question_part, questions
 
@@ -58,6 +64,11 @@ class HybridSettings(BaseSettings):
         default=16.0,
         ge=1,
         description="Power of the semantic gate when the vector channel is focused (1 otherwise)",
+    )
+    focus_exact_only: bool = Field(
+        default=True,
+        description="When the vector channel is focused, a fact (a memory without a speaker) gets "
+        "keyword evidence only for a query naming an exact string (a number or an identifier)",
     )
     neighbour_weight: float = Field(
         default=0.3,
@@ -112,7 +123,9 @@ class HybridRanker:
             (c.vector_similarity for c in candidates if c.vector_similarity is not None), default=0.0
         )
         gated = s.method == "linear" and s.semantic_gate and best_similarity > 0
-        power = self._gate_power(candidates, best_similarity) if gated else 1.0
+        focused = gated and self._focused(candidates, best_similarity)
+        power = s.focus_gate_power if focused else 1.0
+        facts_by_meaning = focused and s.focus_exact_only and not names_exact_string(query)
         fused: dict[str, dict[str, float]] = {}
         for c in candidates:
             if s.method == "rrf":
@@ -121,7 +134,8 @@ class HybridRanker:
             else:
                 vector = s.vector_weight * c.vector_similarity if c.vector_similarity is not None else 0.0
                 scale = best_keyword + s.keyword_damping
-                evidence = keywords.get(c.memory.id)
+                by_meaning = facts_by_meaning and speaker_of(c.memory) is None
+                evidence = None if by_meaning else keywords.get(c.memory.id)
                 keyword = s.keyword_weight * evidence / scale if evidence is not None and scale > 0 else 0.0
                 if s.semantic_gate and best_similarity > 0:
                     # A word in common counts as far as the memory is plausible by meaning: "use" in
@@ -141,12 +155,21 @@ class HybridRanker:
         order = sorted(range(len(scored)), key=lambda i: (-scored[i].score, i))
         return [scored[i] for i in order]
 
-    def _gate_power(self, candidates: Sequence[Candidate], best_similarity: float) -> float:
-        """How strictly keyword evidence must be backed by meaning. When the query's nearest memories
-        lie well below its best one (short facts: the vectors single out what the query is about),
-        a shared word counts only for a memory nearly as close by meaning as the best — "picked" in
-        "pick a chart palette" must not lift "Tailwind was picked over Bootstrap". When they all lie
-        close (conversation turns sharing speakers and style), the words carry what the vectors miss."""
-        s = self.settings
-        focused = background_similarity(candidates) < s.focus_ratio * best_similarity
-        return s.focus_gate_power if focused else 1.0
+    def _focused(self, candidates: Sequence[Candidate], best_similarity: float) -> bool:
+        """Whether the vectors single out what the query is about: its nearest memories lie well below
+        its best one (short facts). Then a shared word counts only for a memory nearly as close by
+        meaning as the best (the gate's power) — "picked" in "pick a chart palette" must not lift
+        "Tailwind was picked over Bootstrap". When they all lie close (conversation turns sharing
+        speakers and style), the words carry what the vectors miss."""
+        return background_similarity(candidates) < self.settings.focus_ratio * best_similarity
+
+
+# A digit; letters joined by _ / @ or . to a letter or digit ("acct_1N8", "src/app", "uv.lock"); camelCase.
+_EXACT = re.compile(r"\d|[A-Za-z][_/@.][A-Za-z0-9]|[a-z][A-Z]")
+
+
+def names_exact_string(query: str) -> bool:
+    """True when the query holds a string a sentence embedding reads poorly and words match exactly: a
+    number ("port 8443", "E-20417") or an identifier ("acct_1N8xQ2LkT5", "src/app", "ops@example.com",
+    "camelCase"). "Which Rust tool ..." or "the readings store" name nothing exact."""
+    return _EXACT.search(query) is not None
