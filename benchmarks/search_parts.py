@@ -7,7 +7,7 @@ disturbs far less than the model. Two stores, as the latency benchmarks build th
 
 - ``1k``: 1,000 ``fact_sentences`` imported through the engine, in threads of 20. They carry no
   speaker label, so no thread expansion runs.
-- ``100k``: 100,000 clustered vectors with ``texts`` ("note N: …", which reads as a speaker label)
+- ``100k``: 100,000 clustered vectors with ``texts`` ("Ada: … (note N)", turns of two speakers)
   in threads of 20: every search expands the threads of its leading candidates (the worst case).
 
     uv run python benchmarks/search_parts.py --size 1k [--searches 300]

@@ -70,11 +70,14 @@ def queries(data: np.ndarray, n: int, seed: int = 1) -> np.ndarray:
     return q.astype(np.float32)
 
 
+SPEAKERS = ("Ada", "Ben")  # two speakers taking turns: every text is a turn of a conversation
+
+
 def texts(n: int, seed: int = 2) -> Iterator[str]:
     rng = np.random.default_rng(seed)
     picks = rng.integers(0, len(WORDS), (n, 6))
     for i, row in enumerate(picks):
-        yield f"note {i}: " + " ".join(WORDS[j] for j in row)
+        yield f"{SPEAKERS[i % 2]}: " + " ".join(WORDS[j] for j in row) + f" (note {i})"
 
 
 def fill(store: SqliteVecStore, vectors: np.ndarray, *, batch: int = BATCH, first: int = 0) -> float:
