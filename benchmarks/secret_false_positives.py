@@ -17,7 +17,13 @@ from pathlib import Path
 from mcp_memory_core.secret_scan import find_secrets, redact
 
 ROOT = Path(__file__).resolve().parent.parent
-SETS = ("paraphrase_facts.jsonl", "paraphrase_facts_b.jsonl", "tidy_set.jsonl", "dedup_pairs.jsonl")
+SETS = (
+    "paraphrase_facts.jsonl",
+    "paraphrase_facts_b.jsonl",
+    "paraphrase_facts_c.jsonl",
+    "tidy_set.jsonl",
+    "dedup_pairs.jsonl",
+)
 
 
 def locomo_turns(path: Path) -> Iterator[str]:
