@@ -211,6 +211,8 @@ def test_wrong_number_of_vectors_is_an_error_for_every_caller_not_a_misaligned_r
 
     with pytest.raises(MemoryServerError, match="returned 1 vectors for 2 texts"):
         EmbeddingBatcher(Short()).embed_documents(["one", "two"])
+    with pytest.raises(MemoryServerError, match="returned 1 vectors for 2 texts"):
+        EmbeddingBatcher(Short()).embed_if_idle(["one", "two"])  # the passage filler's call too
 
 
 def test_concurrent_stores_through_the_engine_share_one_embed_call() -> None:

@@ -113,7 +113,7 @@ class EmbeddingBatcher(Gathering[_Request]):
                 return None
             self._running = self._background = True
         try:
-            vectors: Vector = self.embedder.embed_documents(items)
+            vectors: Vector = self._counted(self.embedder.embed_documents(items), items)
         finally:
             with self._changed:
                 self._running = self._background = False
@@ -155,6 +155,10 @@ class EmbeddingBatcher(Gathering[_Request]):
             vectors = cast(QueryBatching, self.embedder).embed_queries(texts)
         else:
             vectors = self.embedder.embed_documents(texts)
+        return self._counted(vectors, texts)
+
+    def _counted(self, vectors: Vector, texts: Sequence[str]) -> Vector:
+        """``vectors``, one a text, or an error saying the embedder returned another number."""
         if len(vectors) != len(texts):
             raise MemoryServerError(
                 f"The embedder {self.embedder.model_id} returned {len(vectors)} vectors for "

@@ -134,13 +134,7 @@ class PassageFiller:
         texts = [split_passages(content)[1:] for _, content in pending]
         flat = [text for own in texts for text in own]
         try:
-            rows: Vector = (
-                self._basis.embeddings.embed_documents(flat)
-                if flat
-                else np.zeros((0, self._basis.embedder.dimensions), dtype=np.float32)
-            )
-            if len(rows) != len(flat):
-                raise ValueError(f"the embedder returned {len(rows)} vectors for {len(flat)} texts")
+            rows = self._basis.embeddings.embed_documents(flat) if flat else self._no_rows()
             start = 0
             for (memory_id, _), own in zip(pending, texts, strict=True):
                 backlog.complete_passages(memory_id, rows[start : start + len(own)])
@@ -215,15 +209,12 @@ class PassageFiller:
             rows = self._basis.embeddings.embed_if_idle(chunk)
             if rows is None:
                 return "busy"
-            if len(rows) != len(chunk):
-                raise ValueError(f"the embedder returned {len(rows)} vectors for {len(chunk)} texts")
             work.rows.append(rows)
             work.done += len(chunk)
             if work.done < len(work.texts):
                 return "embedded"
         self._work = None
-        dims = self._basis.embedder.dimensions
-        rows = np.concatenate(work.rows) if work.rows else np.zeros((0, dims), dtype=np.float32)
+        rows = np.concatenate(work.rows) if work.rows else self._no_rows()
         if backlog.complete_passages(work.memory_id, rows):
             log.debug("added %d passage vectors to memory %s", len(rows), work.memory_id)
         return "completed"
@@ -282,8 +273,7 @@ class PassageFiller:
     def _give_up(self, memory_id: str) -> None:
         backlog = self.backlog
         assert backlog is not None
-        dims = self._basis.embedder.dimensions
-        backlog.complete_passages(memory_id, np.zeros((0, dims), dtype=np.float32))
+        backlog.complete_passages(memory_id, self._no_rows())
         self._failures = ("", 0)
         log.warning(
             "Gave up adding the sentence vectors of memory %s after %d attempts: it is found by its "
@@ -291,6 +281,10 @@ class PassageFiller:
             memory_id,
             ATTEMPTS,
         )
+
+    def _no_rows(self) -> Vector:
+        """No passage vectors: ``complete_passages`` then clears the mark and adds nothing."""
+        return np.zeros((0, self._basis.embedder.dimensions), dtype=np.float32)
 
     def _until_idle(self) -> float:
         """Seconds to wait before callers have been quiet for ``passage_fill_idle`` (0: go now)."""
