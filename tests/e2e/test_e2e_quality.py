@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from e2e_helpers import module_command, payload, server_env, stdio_session
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import locomo
 
 pytestmark = [
     pytest.mark.e2e,
@@ -165,21 +169,11 @@ async def test_off_topic_questions_get_nothing_and_say_so(db_path: Path, tmp_pat
         assert found["results"][0]["content"].startswith("Production database is PostgreSQL 16")
 
 
-def general_questions() -> list[str]:
-    """The dev half of benchmarks/data/offtopic_questions.txt: general knowledge and programming
-    questions nothing in CASES answers (the values were chosen on them, docs/benchmarks.md)."""
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "offtopic_questions.txt"
-    lines = [
-        line.strip() for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")
-    ]
-    return lines[: len(lines) // 2]
-
-
 async def test_off_topic_questions_get_at_most_one_result_on_average(db_path: Path, tmp_path: Path) -> None:
     """A store of short facts has a background near zero, so a weak memory stands out of it easily;
     below the best result the floor asks for real similarity, so a question nothing answers gets at
     most its one weak best match on average, not three of them (it got 1.4 before)."""
-    questions = general_questions()
+    questions = locomo.OFFTOPIC["dev"]  # general questions nothing in CASES answers (the floor's dev set)
     assert len(questions) >= 30
     async with stdio_session(module_command(), server_env(db_path), tmp_path / "g.err") as session:
         for content, _ in CASES:
