@@ -155,13 +155,14 @@ def test_a_sqlite_export_holding_a_nul_imports_the_rest_and_names_the_refused(
     assert [m.id for m in engine.store.iter_all()] == [kept.id]
 
 
-def test_one_store_memory_is_one_transaction_of_eight_statements(
+def test_one_store_memory_is_one_transaction_of_seven_statements(
     postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Each statement is a round trip: the text's lock, the model check, the row count, the KNN, the
-    candidates' rows, the memory (its seq returned), the model check after that row lock, its
+    """Each statement is a round trip: the text's lock, the model check with the row count, the KNN,
+    the candidates' rows, the memory (its seq returned), the model check after that row lock, its
     passages; in one transaction. It was 11: the KNN checked the model after its query too (the
-    write's own check after its lock covers it), the row count took two queries and the seq one more."""
+    write's own check after its lock covers it), the row count took two queries and the seq one more;
+    then 8, the model check and the row count two queries."""
     engine = MemoryEngine(PostgresStore(postgres_url), HashEmbedder(), SimilarityRanker())
     engine.warm()
     for i in range(5):
@@ -185,7 +186,7 @@ def test_one_store_memory_is_one_transaction_of_eight_statements(
     monkeypatch.setattr(psycopg.Connection, "transaction", counted)
     assert engine.store_memory("The team ships the green build on Fridays.").status == "stored"
     assert transactions == ["tx"]
-    assert len(issued) == 8, "\n".join(" ".join(q.split())[:100] for q in issued)
+    assert len(issued) == 7, "\n".join(" ".join(q.split())[:100] for q in issued)
     engine.close()
 
 

@@ -91,7 +91,7 @@ def test_a_schema_1_database_gets_the_passage_backlog_when_it_opens(postgres_url
     store = PostgresStore(postgres_url)
     store.open(MODEL, DIMS)
     try:
-        assert store.meta()["schema_version"] == str(SCHEMA_VERSION) == "2"
+        assert store.meta()["schema_version"] == str(SCHEMA_VERSION) == "3"
         with store.transaction():
             store.mark_passages_pending([memory.id])
         assert store.pending_passages(5) == [(memory.id, memory.content)]
@@ -144,12 +144,12 @@ def test_a_rare_query_word_outweighs_common_ones(postgres_url: str) -> None:
         store.close()
 
 
-# -- bulk load: the vector index dropped for a big import and built again -----------------------------
+# -- the vector index: only for a store past exact_rows; a bulk load drops it and builds it again ----
 def index_state(store: PostgresStore) -> bool | None:
-    from mcp_memory_postgres.store import _vector_index_valid
+    from mcp_memory_postgres.vector_index import index_valid
 
     with store._connection() as conn:
-        return _vector_index_valid(conn)
+        return index_valid(conn)
 
 
 def memories(n: int, start: int = 0) -> tuple[list[Memory], np.ndarray]:
@@ -158,9 +158,77 @@ def memories(n: int, start: int = 0) -> tuple[list[Memory], np.ndarray]:
     )
 
 
+def indexed(store: PostgresStore) -> None:
+    """Ask a KNN (which starts the index build past exact_rows) and wait for the build."""
+    store.knn(unit(0), 1, MemoryFilter())
+    store._index.join()
+    assert index_state(store) is True
+
+
 @pytest.fixture
 def small_bulk(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("mcp_memory_postgres.store.BULK_ROWS", 10)
+
+
+def test_a_store_gets_its_vector_index_once_it_outgrows_exact_scans(postgres_url: str) -> None:
+    store = PostgresStore(postgres_url, exact_rows=5)
+    store.open(MODEL, DIMS)
+    try:
+        assert index_state(store) is None  # an empty store: every insert skips the graph
+        items, vectors = memories(5)
+        store.insert(items, vectors)
+        assert [i for i, _ in store.knn(unit(3), 1, MemoryFilter())] == [items[3].id]
+        store._index.join()
+        assert index_state(store) is None  # 5 vectors: still scanned exactly
+        more, more_vectors = memories(1, start=5)
+        store.insert(more, more_vectors)
+        assert [i for i, _ in store.knn(unit(5), 1, MemoryFilter())] == [more[0].id]
+        store._index.join()
+        assert index_state(store) is True  # 6 > 5: built, concurrently, by this server
+        for probe in (1, 4):  # through the index now
+            assert [i for i, _ in store.knn(unit(probe), 1, MemoryFilter())] == [items[probe].id]
+    finally:
+        store.close()
+
+
+def test_a_server_leaves_the_index_build_to_the_one_holding_the_build_lock(postgres_url: str) -> None:
+    import psycopg
+
+    from mcp_memory_postgres.schema import BUILD_LOCK
+
+    store = PostgresStore(postgres_url, exact_rows=2)
+    store.open(MODEL, DIMS)
+    store._index._recheck = 0.0  # look again at every KNN (the default waits RECHECK_SECONDS)
+    items, vectors = memories(4)
+    store.insert(items, vectors)
+    try:
+        with psycopg.connect(postgres_url, autocommit=True) as builder:  # another server, building
+            builder.execute("SELECT pg_advisory_lock(%s)", (BUILD_LOCK,))
+            assert [i for i, _ in store.knn(unit(2), 1, MemoryFilter())] == [items[2].id]
+            store._index.join()
+            assert index_state(store) is None and not store._index.ready
+        indexed(store)  # the lock is free: the next KNN past exact_rows builds it
+    finally:
+        store.close()
+
+
+def test_opening_a_small_store_drops_the_index_of_an_older_schema(postgres_url: str) -> None:
+    store = PostgresStore(postgres_url)
+    store.open(MODEL, DIMS)
+    store.insert(*memories(3))
+    with store.transaction(), store._connection() as conn:  # the database as schema 2 left it
+        conn.execute(
+            "CREATE INDEX passages_embedding ON mcp_memory.passages USING hnsw (embedding vector_cosine_ops)"
+        )
+        conn.execute("UPDATE mcp_memory.meta SET value = '2' WHERE key = 'schema_version'")
+    store.close()
+    again = PostgresStore(postgres_url)
+    again.open(MODEL, DIMS)
+    try:
+        assert again.meta()["schema_version"] == "3"
+        assert index_state(again) is None
+    finally:
+        again.close()
 
 
 def test_a_bulk_load_drops_the_index_and_builds_it_again(postgres_url: str, small_bulk: None) -> None:
@@ -168,7 +236,9 @@ def test_a_bulk_load_drops_the_index_and_builds_it_again(postgres_url: str, smal
     store.open(MODEL, DIMS)
     other.open(MODEL, DIMS)
     try:
-        assert index_state(store) is True
+        first, first_vectors = memories(1, start=200)
+        store.insert(first, first_vectors)
+        indexed(store)
         items, vectors = memories(40)
         with store.bulk_load(40):
             assert index_state(store) is None  # dropped: rows arrive without the per-row graph insert
@@ -179,6 +249,7 @@ def test_a_bulk_load_drops_the_index_and_builds_it_again(postgres_url: str, smal
             late, late_vectors = memories(1, start=100)
             other.insert(late, late_vectors)
             assert [i for i, _ in other.knn(unit(7), 1, MemoryFilter())] == [items[7].id]
+            other._index.join()
         assert index_state(store) is True
         for probe in (3, 21, 39):  # through the rebuilt index (exact_rows=0)
             assert [i for i, _ in store.knn(unit(probe), 1, MemoryFilter())] == [items[probe].id]
@@ -189,22 +260,39 @@ def test_a_bulk_load_drops_the_index_and_builds_it_again(postgres_url: str, smal
 
 
 def test_a_small_load_or_a_big_store_keeps_the_index(postgres_url: str, small_bulk: None) -> None:
-    store = PostgresStore(postgres_url)
+    store = PostgresStore(postgres_url, exact_rows=0)
     store.open(MODEL, DIMS)
     try:
+        store.insert(*memories(1, start=200))
+        indexed(store)
         with store.bulk_load(9):  # below BULK_ROWS
             assert index_state(store) is True
         store.insert(*memories(30))
-        with store.bulk_load(20):  # fewer than the 30 vectors already stored: cheaper to keep it
+        with store.bulk_load(20):  # fewer than the 31 vectors already stored: cheaper to keep it
             assert index_state(store) is True
     finally:
         store.close()
 
 
-def test_a_failed_bulk_load_still_rebuilds_the_index(postgres_url: str, small_bulk: None) -> None:
-    store = PostgresStore(postgres_url)
+def test_a_bulk_load_into_a_store_below_exact_rows_builds_no_index(
+    postgres_url: str, small_bulk: None
+) -> None:
+    store = PostgresStore(postgres_url, exact_rows=100)
     store.open(MODEL, DIMS)
     try:
+        with store.bulk_load(50):
+            store.insert(*memories(50))
+        assert index_state(store) is None
+    finally:
+        store.close()
+
+
+def test_a_failed_bulk_load_still_rebuilds_the_index(postgres_url: str, small_bulk: None) -> None:
+    store = PostgresStore(postgres_url, exact_rows=0)
+    store.open(MODEL, DIMS)
+    try:
+        store.insert(*memories(1, start=200))
+        indexed(store)
         with pytest.raises(ZeroDivisionError), store.bulk_load(50):
             store.insert(*memories(5))
             raise ZeroDivisionError
@@ -218,6 +306,7 @@ def test_opening_builds_an_index_a_crash_left_missing(postgres_url: str) -> None
     store.open(MODEL, DIMS)
     items, vectors = memories(12)
     store.insert(items, vectors)
+    indexed(store)
     with store._connection() as conn:  # what a bulk load killed before its end leaves behind
         conn.execute("DROP INDEX mcp_memory.passages_embedding")
     store.close()
@@ -234,9 +323,7 @@ def test_an_engine_import_uses_the_bulk_load(postgres_url: str, small_bulk: None
     from mcp_memory_core import MemoryEngine
     from mcp_memory_testing import HashEmbedder, SimilarityRanker  # the conformance venv holds no ranker
 
-    store = PostgresStore(postgres_url)
     seen: list[bool | None] = []
-
     loads: list[int] = []
 
     class Watching(PostgresStore):
@@ -248,7 +335,7 @@ def test_an_engine_import_uses_the_bulk_load(postgres_url: str, small_bulk: None
             loads.append(rows)
             return super().bulk_load(rows)
 
-    store = Watching(postgres_url)
+    store = Watching(postgres_url, exact_rows=20)  # 30 imported: past exact scans, so indexed after
     engine = MemoryEngine(store, HashEmbedder(), SimilarityRanker())
     try:
         imported = [Memory(content=f"imported note {i}") for i in range(30)]
@@ -272,7 +359,8 @@ def test_reindex_moves_the_team_database_to_another_model(postgres_url: str) -> 
     from mcp_memory_testing import HashEmbedder, SimilarityRanker
 
     old = MemoryEngine(PostgresStore(postgres_url), HashEmbedder(64), SimilarityRanker(), namespace="team")
-    new = MemoryEngine(PostgresStore(postgres_url), HashEmbedder(32), SimilarityRanker(), namespace="team")
+    new_store = PostgresStore(postgres_url, exact_rows=10)  # 22 memories: past exact scans, indexed
+    new = MemoryEngine(new_store, HashEmbedder(32), SimilarityRanker(), namespace="team")
     try:
         for i in range(20):
             old.store_memory(f"note {i}: the {i % 3}th rack holds server {i}")

@@ -15,7 +15,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from mcp_memory_core import StoreSpec, TokenTableSpec, hookimpl
 from mcp_memory_core.errors import PluginError
 
-from .store import EF_SEARCH, EXACT_ROWS, PostgresStore
+from .schema import EXACT_ROWS
+from .store import EF_SEARCH, PostgresStore
 from .tokens import PostgresTokenTable
 
 if TYPE_CHECKING:

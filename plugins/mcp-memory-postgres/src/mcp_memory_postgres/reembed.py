@@ -32,6 +32,7 @@ from mcp_memory_core.sql_reembed import SqlReembedding, missing, put_new_rows
 
 from .dialect import DIALECT
 from .schema import BUILD_MEMORY, MIGRATION_LOCK, SCHEMA, VECTOR_INDEX
+from .vector_index import IndexKeeper
 
 if TYPE_CHECKING:
     from mcp_memory_core.row_codec import RowCodec
@@ -57,6 +58,8 @@ class Reembedding(SqlReembedding):
     _reembed_target: tuple[str, int] | None
     _reembed_cursor: int
     _local: threading.local
+    _exact_rows: int
+    _index: IndexKeeper
 
     if TYPE_CHECKING:  # provided by the store
         _codec: RowCodec
@@ -71,8 +74,12 @@ class Reembedding(SqlReembedding):
         """Raise ModelMismatchError when the database was re-embedded with another model since this
         store bound itself to its model (searches check after their query, writes after their lock)."""
         row = conn.execute(f"SELECT value FROM {SCHEMA}.meta WHERE key = 'model_id'").fetchone()
-        if row is not None and self._model is not None and row[0] != self._model[0]:
-            raise ModelMismatchError(self._location, str(row[0]), self._model[0], reembedded=True)
+        self._refuse_another_model(None if row is None else row[0])
+
+    def _refuse_another_model(self, stored: str | None) -> None:
+        """Raise ModelMismatchError when ``stored`` (meta's model_id) is not this store's model."""
+        if stored is not None and self._model is not None and stored != self._model[0]:
+            raise ModelMismatchError(self._location, str(stored), self._model[0], reembedded=True)
 
     def stored_model(self) -> tuple[str, int] | None:
         """(model id, dimensions) of the stored vectors; None for a database without our schema."""
@@ -145,13 +152,18 @@ class Reembedding(SqlReembedding):
                 with conn.transaction():
                     put_new_rows(conn, DIALECT, batch, *embed(batch), dimensions)
             conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {SCHEMA}.{_NEXT_INDEX}")  # an invalid leftover
-            try:
-                conn.execute("SELECT set_config('maintenance_work_mem', %s, false)", (BUILD_MEMORY,))
-                conn.execute(
-                    f"CREATE INDEX CONCURRENTLY {_NEXT_INDEX} ON {_NEXT} USING hnsw (embedding vector_cosine_ops)"
-                )
-            finally:
-                conn.execute("RESET maintenance_work_mem")
+            # Only a store past exact scans gets the index (vector_index.py); a smaller one gets it
+            # from the first KNN that counts more.
+            (rows,) = conn.execute(f"SELECT count(*) FROM {_NEXT}").fetchone()
+            indexed = int(rows) > self._exact_rows
+            if indexed:
+                try:
+                    conn.execute("SELECT set_config('maintenance_work_mem', %s, false)", (BUILD_MEMORY,))
+                    conn.execute(
+                        f"CREATE INDEX CONCURRENTLY {_NEXT_INDEX} ON {_NEXT} USING hnsw (embedding vector_cosine_ops)"
+                    )
+                finally:
+                    conn.execute("RESET maintenance_work_mem")
         with self.transaction(), self._connection() as conn:
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
             conn.execute(f"LOCK TABLE {SCHEMA}.memories IN SHARE ROW EXCLUSIVE MODE")  # writers wait
@@ -160,7 +172,8 @@ class Reembedding(SqlReembedding):
                 put_new_rows(conn, DIALECT, batch, *embed(batch), dimensions)
             conn.execute(f"DROP TABLE {SCHEMA}.passages")
             conn.execute(f"ALTER TABLE {_NEXT} RENAME TO passages")
-            conn.execute(f"ALTER INDEX {SCHEMA}.{_NEXT_INDEX} RENAME TO {VECTOR_INDEX}")
+            if indexed:
+                conn.execute(f"ALTER INDEX {SCHEMA}.{_NEXT_INDEX} RENAME TO {VECTOR_INDEX}")
             conn.execute(f"ALTER INDEX {SCHEMA}.{NEXT_TABLE}_seq RENAME TO passages_seq")
             conn.execute(
                 f"INSERT INTO {SCHEMA}.meta (key, value) VALUES ('model_id', %s), ('dimensions', %s) "
@@ -170,6 +183,10 @@ class Reembedding(SqlReembedding):
             conn.execute(f"DELETE FROM {SCHEMA}.meta WHERE key = ANY(%s)", (_TARGET_KEYS,))
         self._model = (model_id, dimensions)
         self._reembed_target = None
+        if indexed:
+            self._index.known_ready()
+        else:
+            self._index.forget()
         log.info("%s now holds vectors of %s (%d-d)", self._location, model_id, dimensions)
         return late
 

@@ -9,11 +9,14 @@ with other applications::
                             ``metadata`` jsonb
     passages(vrow, seq, embedding vector(D))
                             one row per vector of a memory (its whole text, then its sentences),
-                            HNSW-indexed for cosine distance; deleted with their memory
+                            deleted with their memory; HNSW-indexed for cosine distance once
+                            the store holds more than ``exact_rows`` of them (below, every KNN
+                            scans exactly and the index would only cost: see VECTOR_INDEX)
     pending_passages(seq)   memories stored with their whole text's vector only, whose passages'
                             vectors are still to come (``passage_backlog.py``); deleted with them
 
-Version 1 is the first; version 2 added ``pending_passages``. A step runs once, under an advisory lock, in the transaction that records
+Version 1 is the first; version 2 added ``pending_passages``; version 3 drops the vector index of a
+store too small to use it (at most ``EXACT_ROWS`` vectors). A step runs once, under an advisory lock, in the transaction that records
 its version: two servers starting at once take turns, and the second finds nothing to do.
 """
 
@@ -22,16 +25,23 @@ from __future__ import annotations
 from mcp_memory_core.migrations import Migration
 
 SCHEMA = "mcp_memory"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 # An HNSW graph is built in memory when it fits: far faster than the 64 MB default allows (the
 # session that builds one sets it, then resets it).
 BUILD_MEMORY = "512MB"
 # pg_advisory_xact_lock key of schema changes (any fixed 64-bit number; "mcpmemry" in ASCII)
 MIGRATION_LOCK = 0x6D63706D656D7279
+# pg_try_advisory_lock key (session-level) of the server building the vector index ("mcpindex")
+BUILD_LOCK = 0x6D6370696E646578
+# The store's default ``exact_rows``: up to this many vectors, every KNN scans exactly.
+EXACT_ROWS = 20_000
 
 
-# The HNSW index of ``passages`` (cosine). A bulk import drops it and builds it again afterwards (see
-# PostgresStore.bulk_load); opening the store builds it if a crash left it missing or invalid.
+# The HNSW index of ``passages`` (cosine). It exists once the store holds more than ``exact_rows``
+# vectors: below, every KNN scans exactly, and keeping the graph up to date cost PostgreSQL about
+# 1 ms of CPU an insert for nothing (docs/benchmarks.md, issue 28). The first server whose KNN
+# counts more builds it, concurrently (PostgresStore); a bulk import drops it and builds it again
+# afterwards (PostgresStore.bulk_load); opening the store builds it if a crash left it missing.
 VECTOR_INDEX = "passages_embedding"
 
 
@@ -90,6 +100,15 @@ def migrations(dimensions: int) -> list[Migration]:
             (
                 f"CREATE TABLE {SCHEMA}.pending_passages ("
                 f" seq bigint PRIMARY KEY REFERENCES {SCHEMA}.memories (seq) ON DELETE CASCADE)",
+            ),
+        ),
+        Migration(
+            3,
+            "the vector index only for a store that outgrew exact scans",
+            (
+                "DO $$ BEGIN IF (SELECT count(*) FROM (SELECT 1 FROM "
+                f"{SCHEMA}.passages LIMIT {EXACT_ROWS + 1}) AS s) <= {EXACT_ROWS} THEN "
+                f"DROP INDEX IF EXISTS {SCHEMA}.{VECTOR_INDEX}; END IF; END $$",
             ),
         ),
     ]

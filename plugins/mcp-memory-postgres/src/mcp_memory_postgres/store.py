@@ -6,7 +6,8 @@ with the SQLite store comes from core: the filter meaning and its SQL (:mod:`.sq
 it with arrays, ``timestamptz``, ``text[]`` tags and ``jsonb`` metadata), the row codec, the write
 checks and the migration plan (:mod:`.schema`).
 
-KNN. ``passages`` has an HNSW index (cosine). pgvector 0.6 applies a WHERE clause after the index
+KNN. ``passages`` has an HNSW index (cosine) once the store holds more than ``exact_rows`` vectors
+(:mod:`.vector_index`: below, the index answers nothing and costs every insert). pgvector 0.6 applies a WHERE clause after the index
 scan, so a filtered query could return fewer than ``k`` memories although ``k`` match; and several
 passages may belong to one memory. So a KNN first asks the index for ``n`` rows (``hnsw.ef_search``
 raised to ``n``), keeps the matching rows' best per memory, and grows ``n`` (×4, up to
@@ -38,7 +39,6 @@ import hashlib
 import logging
 import math
 import threading
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -58,22 +58,14 @@ from mcp_memory_core.store_writes import check_update, checked_insert, updated
 from .dialect import DIALECT
 from .passage_backlog import PassageBacklogTable
 from .reembed import Reembedding
-from .schema import (
-    BUILD_MEMORY,
-    MIGRATION_LOCK,
-    SCHEMA,
-    SCHEMA_VERSION,
-    VECTOR_INDEX,
-    migrations,
-    vector_index_ddl,
-)
+from .schema import EXACT_ROWS, MIGRATION_LOCK, SCHEMA, SCHEMA_VERSION, VECTOR_INDEX, migrations
 from .sql_filters import where_sql
+from .vector_index import IndexKeeper, build_index, drop_leftover, index_valid
 
 log = logging.getLogger("mcp_memory_postgres")
 
 PACKAGE = "mcp-memory-postgres"
 MAX_K = 4096
-EXACT_ROWS = 20_000
 MAX_INDEX_ROWS = 1000  # hnsw.ef_search's ceiling in pgvector
 # The index's search breadth (hnsw.ef_search) at least. At 100k clustered vectors (m=16,
 # ef_construction=64; tests/bench/test_postgres_bench.py, one run): 40 (pgvector's default) gave
@@ -155,6 +147,7 @@ class PostgresStore(SqlReads, Reembedding, PassageBacklogTable):
         self._reembed_cursor = 0
         self._local = threading.local()
         self._open_lock = threading.Lock()
+        self._index = IndexKeeper(self._autocommit_connection)
 
     @property
     def capabilities(self) -> StoreCapabilities:
@@ -191,13 +184,7 @@ class PostgresStore(SqlReads, Reembedding, PassageBacklogTable):
             with self._errors("open"):
                 with psycopg.connect(self._url, autocommit=True) as conn:
                     self._init_schema(conn, model_id, dimensions)
-                    if not _vector_index_valid(conn):
-                        log.warning(
-                            "The vector index of %s is missing (an interrupted bulk import?): "
-                            "building it now; searches scan every vector until it is ready.",
-                            self._location,
-                        )
-                        _build_vector_index(conn)
+                    self._open_index(conn)
                 pool = ConnectionPool(
                     self._url,
                     min_size=1,
@@ -249,7 +236,31 @@ class PostgresStore(SqlReads, Reembedding, PassageBacklogTable):
                 (str(SCHEMA_VERSION), model_id, str(dimensions)),
             )
 
+    def _open_index(self, conn: Any) -> None:
+        """The vector index as the store's size asks: built now if the store needs it and a crash
+        left it missing (a bulk import killed before its end); an invalid leftover dropped."""
+        valid = index_valid(conn)
+        if valid:
+            self._index.known_ready()
+        elif row_count(conn, _PASSAGES, self._exact_rows) > self._exact_rows:
+            log.warning(
+                "The vector index of %s is missing (an interrupted bulk import?): building it now; "
+                "searches scan every vector until it is ready.",
+                self._location,
+            )
+            if build_index(conn):
+                self._index.known_ready()
+        elif valid is False:
+            drop_leftover(conn)
+
+    def _autocommit_connection(self) -> Any:
+        """A connection of its own, outside the pool (an index build holds it for minutes)."""
+        import psycopg
+
+        return psycopg.connect(self._url, autocommit=True)
+
     def close(self) -> None:
+        self._index.join()
         with self._open_lock:
             pool, self._pool = self._pool, None
             self._model = None
@@ -271,18 +282,21 @@ class PostgresStore(SqlReads, Reembedding, PassageBacklogTable):
         if self._pool is None:
             raise RuntimeError("PostgresStore.open() must be called first.")
         with self._connection() as conn:
-            stored = row_count(conn, _PASSAGES, self._exact_rows)
+            stored = row_count(conn, _PASSAGES, ESTIMATED_ROWS)  # exact below: the choice is close there
         if rows < BULK_ROWS or rows < stored:
             yield
             return
         log.info("bulk load of about %d vectors: dropping the vector index, building it after", rows)
+        self._index.join()  # not while this process builds it
         with self._errors("write"), self._pool.connection() as conn:
             conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {SCHEMA}.{VECTOR_INDEX}")
+        self._index.forget()
         try:
             yield
         finally:
             with self._errors("write"), self._pool.connection() as conn:
-                _build_vector_index(conn)
+                if row_count(conn, _PASSAGES, self._exact_rows) > self._exact_rows and build_index(conn):
+                    self._index.known_ready()
 
     # -- connections and transactions ------------------------------------------------------------
     @contextlib.contextmanager
@@ -431,11 +445,12 @@ class PostgresStore(SqlReads, Reembedding, PassageBacklogTable):
         with self._connection() as conn:
             # Re-embedded with another model (mcp-memory reindex): refused. Checked before the query
             # too: inside a write transaction a failed query (other dimensions) aborts it, and no
-            # check could run after.
-            self._check_model(conn)
+            # check could run after. A filter naming its memories (a search's thread neighbours, a
+            # chain) is few rows: scanned exactly, uncounted.
+            rows = self._checked_rows(conn, count=where.ids is None)
             try:
-                # A filter naming its memories (a search's thread neighbours, a chain) is few rows.
-                rows = 0 if where.ids is not None else row_count(conn, _PASSAGES, self._exact_rows)
+                if rows > self._exact_rows:
+                    self._index.wanted()  # built in the background; until then the query scans
                 found = (
                     self._index_knn(conn, query, k, clause, params, rows) if rows > self._exact_rows else None
                 )
@@ -450,6 +465,19 @@ class PostgresStore(SqlReads, Reembedding, PassageBacklogTable):
             if getattr(self._local, "conn", None) is None:
                 self._check_model(conn)
             return found
+
+    def _checked_rows(self, conn: Any, *, count: bool) -> int:
+        """The model check (:meth:`_check_model`) and, when ``count``, the vectors stored
+        (:func:`row_count`), in one round trip: a store's dedup check runs it on every write."""
+        if not count:
+            self._check_model(conn)
+            return 0
+        stored, rows = conn.execute(
+            f"SELECT (SELECT value FROM {SCHEMA}.meta WHERE key = 'model_id'), {_row_count_sql(_PASSAGES)}",
+            (self._exact_rows, _PASSAGES),
+        ).fetchone()
+        self._refuse_another_model(stored)
+        return int(rows)
 
     def _index_knn(
         self, conn: Any, query: Any, k: int, clause: str, params: list[Any], rows: int
@@ -524,46 +552,16 @@ def row_count(conn: Any, table: str, estimate_above: int) -> int:
     """The rows of ``table``: the planner's estimate when it has one above ``estimate_above`` (free;
     a count would scan the table on every search), else an exact count. One round trip: the count is
     an init plan, which PostgreSQL runs only when the CASE needs it."""
-    (n,) = conn.execute(
-        f"SELECT CASE WHEN c.reltuples > %s THEN c.reltuples::bigint ELSE (SELECT count(*) FROM {table}) END "
-        "FROM pg_class c WHERE c.oid = %s::regclass",
-        (estimate_above, table),
-    ).fetchone()
+    (n,) = conn.execute(f"SELECT {_row_count_sql(table)}", (estimate_above, table)).fetchone()
     return int(n)
 
 
-def _vector_index_valid(conn: Any) -> bool | None:
-    """Whether the HNSW index is usable: None when it does not exist, False when an interrupted
-    concurrent build left it invalid."""
-    row = conn.execute(
-        "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
-        "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relname = %s",
-        (SCHEMA, VECTOR_INDEX),
-    ).fetchone()
-    return None if row is None else bool(row[0])
-
-
-def _build_vector_index(conn: Any) -> None:
-    """(Re)build the HNSW index without blocking other servers' writes (autocommit ``conn``). An
-    invalid leftover of an interrupted build is dropped first; another server building it at the same
-    time makes this a no-op."""
-    import psycopg
-
-    valid = _vector_index_valid(conn)
-    if valid:
-        return
-    started = time.perf_counter()
-    try:
-        if valid is False:
-            conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {SCHEMA}.{VECTOR_INDEX}")
-        # The graph is built in memory when it fits: far faster than the 64 MB default allows.
-        conn.execute("SELECT set_config('maintenance_work_mem', %s, false)", (BUILD_MEMORY,))
-        conn.execute(vector_index_ddl(concurrently=True))
-    except (psycopg.errors.DuplicateTable, psycopg.errors.UniqueViolation):
-        return  # another server created it meanwhile
-    finally:
-        conn.execute("RESET maintenance_work_mem")
-    log.info("vector index built in %.1f s", time.perf_counter() - started)
+def _row_count_sql(table: str) -> str:
+    """row_count's expression; its parameters: the estimate's floor, then ``table`` again."""
+    return (
+        f"(SELECT CASE WHEN c.reltuples > %s THEN c.reltuples::bigint ELSE (SELECT count(*) FROM {table}) "
+        "END FROM pg_class c WHERE c.oid = %s::regclass)"
+    )
 
 
 def _configure(conn: Any) -> None:
