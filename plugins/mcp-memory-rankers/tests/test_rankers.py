@@ -86,6 +86,20 @@ def test_among_short_facts_only_an_exact_string_in_the_query_lets_words_count():
     assert not names_exact_string("Which Rust tool does the API use?")
 
 
+def test_a_facts_dropped_keyword_evidence_does_not_set_the_scale_of_a_turns():
+    """In a store of facts and conversations, a focused query without an exact string ranks the
+    facts by meaning; their keyword scores must not shrink the turns' keyword evidence either."""
+    fact = make_candidate("Tern is a Rust CLI", 0.60, vector_rank=1, keyword_score=9.0, keyword_rank=1)
+    turn = make_candidate("Jon: my Rust tool is Tern", 0.58, vector_rank=2, keyword_score=3.0, keyword_rank=2)
+    ranked = HybridRanker(HybridSettings(**NO_CONTEXT)).rank(
+        "Which Rust tool does Jon use?", [fact, turn], NOW
+    )
+    parts = {s.candidate.memory.id: s.parts["keyword"] for s in ranked}
+    assert parts[fact.memory.id] == 0
+    gate = (0.58 / 0.60) ** HybridSettings().focus_gate_power
+    assert parts[turn.memory.id] == pytest.approx(0.3 * 3.0 / (3.0 + 1.0) * gate)  # scaled by its own best
+
+
 def test_hybrid_weak_keyword_matches_do_not_outrank_meaning():
     meaning = make_candidate("the paraphrase", 0.62, vector_rank=1)
     chance = make_candidate("shares a common word", 0.50, vector_rank=2, keyword_score=0.01, keyword_rank=1)

@@ -118,14 +118,18 @@ class HybridRanker:
         s = self.settings
         answers = questions(candidates) if s.neighbour_weight or s.neighbour_keyword_weight else {}
         keywords = neighbour_keywords(candidates, answers, s.neighbour_keyword_weight)
-        best_keyword = max(keywords.values(), default=0.0)
         best_similarity = max(
             (c.vector_similarity for c in candidates if c.vector_similarity is not None), default=0.0
         )
         gated = s.method == "linear" and s.semantic_gate and best_similarity > 0
         focused = gated and self._focused(candidates, best_similarity)
         power = s.focus_gate_power if focused else 1.0
-        facts_by_meaning = focused and s.focus_exact_only and not names_exact_string(query)
+        if focused and s.focus_exact_only and not names_exact_string(query):
+            # Facts are ranked by meaning here: their words neither count nor set the scale the
+            # turns' words are measured against.
+            facts = {c.memory.id for c in candidates if speaker_of(c.memory) is None}
+            keywords = {memory_id: v for memory_id, v in keywords.items() if memory_id not in facts}
+        best_keyword = max(keywords.values(), default=0.0)
         fused: dict[str, dict[str, float]] = {}
         for c in candidates:
             if s.method == "rrf":
@@ -134,8 +138,7 @@ class HybridRanker:
             else:
                 vector = s.vector_weight * c.vector_similarity if c.vector_similarity is not None else 0.0
                 scale = best_keyword + s.keyword_damping
-                by_meaning = facts_by_meaning and speaker_of(c.memory) is None
-                evidence = None if by_meaning else keywords.get(c.memory.id)
+                evidence = keywords.get(c.memory.id)
                 keyword = s.keyword_weight * evidence / scale if evidence is not None and scale > 0 else 0.0
                 if s.semantic_gate and best_similarity > 0:
                     # A word in common counts as far as the memory is plausible by meaning: "use" in
