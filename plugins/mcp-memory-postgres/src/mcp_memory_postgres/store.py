@@ -12,7 +12,7 @@ scan, so a filtered query could return fewer than ``k`` memories although ``k`` 
 passages may belong to one memory. So a KNN first asks the index for ``n`` rows (``hnsw.ef_search``
 raised to ``n``), keeps the matching rows' best per memory, and grows ``n`` (×4, up to
 ``MAX_INDEX_ROWS``) until ``k`` memories are found or the index has no more rows; then it falls back
-to an exact scan of the matching rows. A store with at most ``exact_rows`` passages (default 20,000),
+to an exact scan of the matching rows. A store with at most ``exact_rows`` passages (default 2,000),
 and a filter naming its memories (``ids``), are always scanned exactly (the index gains nothing
 there). A narrow filter of another kind (a tag, a thread, one user's private memories among many)
 pays for up to four index probes before that fallback: not measured yet at team scale.
