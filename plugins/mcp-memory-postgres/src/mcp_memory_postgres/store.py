@@ -7,9 +7,9 @@ it with arrays, ``timestamptz``, ``text[]`` tags and ``jsonb`` metadata), the ro
 checks and the migration plan (:mod:`.schema`).
 
 KNN. ``passages`` has an HNSW index (cosine) once the store holds more than ``exact_rows`` vectors
-(:mod:`.vector_index`: below, the index answers nothing and costs every insert). pgvector 0.6 applies a WHERE clause after the index
-scan, so a filtered query could return fewer than ``k`` memories although ``k`` match; and several
-passages may belong to one memory. So a KNN first asks the index for ``n`` rows (``hnsw.ef_search``
+(:mod:`.vector_index`: below, the index answers nothing and costs every insert). pgvector 0.6
+applies a WHERE clause after the index scan, so a filtered query could return fewer than ``k``
+memories although ``k`` match; and several passages may belong to one memory. So a KNN first asks the index for ``n`` rows (``hnsw.ef_search``
 raised to ``n``), keeps the matching rows' best per memory, and grows ``n`` (×4, up to
 ``MAX_INDEX_ROWS``) until ``k`` memories are found or the index has no more rows; then it falls back
 to an exact scan of the matching rows. A store with at most ``exact_rows`` passages (default 2,000),
