@@ -362,3 +362,58 @@ def test_a_password_in_a_connection_string_or_after_the_word(text: str, secret: 
 )
 def test_password_words_and_connection_settings_are_left_alone(text: str) -> None:
     assert find_secrets(text) == []
+
+
+# -- the gates: cheap checks that skip a pattern which cannot match ----------------------------------
+def test_every_term_of_detect_secrets_keyword_plugin_holds_a_gate_word() -> None:
+    """The keyword plugin runs only on a line holding one of KEYWORD_WORDS: each of its terms must
+    hold one (a new term in a detect-secrets release would otherwise go unsearched)."""
+    import re
+
+    from detect_secrets.plugins.keyword import DENYLIST
+
+    from mcp_memory_core.secret_patterns import KEYWORD_WORDS
+
+    assert not any("i" in word for word in KEYWORD_WORDS)  # str.casefold and re differ on "i"
+    for term in DENYLIST:
+        for form in (re.sub(r"_\?", "", term), re.sub(r"_\?", "_", term)):
+            assert any(word in form.casefold() for word in KEYWORD_WORDS), form
+
+
+def _strings_of_this_module_and_the_data_sets() -> list[str]:
+    import ast
+    import itertools
+    import json
+    from pathlib import Path
+
+    here = Path(__file__)
+    texts = [
+        node.value
+        for node in ast.walk(ast.parse(here.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) > 8
+    ]
+    texts += [a + " " + b for a, b in itertools.pairwise(texts)]  # secrets amid other text
+    data = here.parents[3] / "benchmarks" / "data"
+    for path in sorted(data.glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line) if line.strip() else {}
+            texts += [v for v in row.values() if isinstance(v, str)]
+    return texts
+
+
+def test_the_gates_change_no_finding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every string of this module's cases (alone and two by two) and of the benchmark data sets
+    gets the same findings with the gates as with every pattern run on every line."""
+    import re
+
+    from mcp_memory_core import secret_patterns, secret_scan
+
+    texts = _strings_of_this_module_and_the_data_sets()
+    assert len(texts) > 1000
+    gated = [find_secrets(t, pii=frozenset({"email", "phone"})) for t in texts]
+    assert sum(map(bool, gated)) > 40  # the module's secrets are among them
+    ungated = secret_scan._Detector()
+    ungated.plugins = [(priority, plugin, None) for priority, plugin, _ in ungated.plugins]
+    monkeypatch.setattr(secret_scan, "_detector", lambda: ungated)
+    monkeypatch.setattr(secret_patterns, "PROSE_VALUE_RUN", re.compile(""))
+    assert [find_secrets(t, pii=frozenset({"email", "phone"})) for t in texts] == gated

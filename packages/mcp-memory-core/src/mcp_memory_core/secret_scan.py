@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -266,10 +266,12 @@ class _Detector:
 
         self.kinds: list[str] = []
         self.private_key = self._kind("private-key")  # a whole block: whatever else is inside it
-        self.plugins: list[tuple[int, Any]] = []
+        # (priority, plugin, a gate: a line it refuses cannot match the plugin, which is not run)
+        self.plugins: list[tuple[int, Any, Callable[[str], bool] | None]] = []
         for module, name, kind in PLUGINS:
             plugin_class = getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), name)
-            self.plugins.append((self._kind(kind), plugin_class()))
+            gate = patterns.may_name_a_keyword if name == "KeywordDetector" else None
+            self.plugins.append((self._kind(kind), plugin_class(), gate))
         self.tokens = [
             (self._kind(kind), re.compile(pattern), group) for kind, pattern, group in patterns.TOKEN_PATTERNS
         ]
@@ -302,7 +304,9 @@ class _Detector:
             offset += len(raw)
 
     def _line(self, line: str, pii: frozenset[str]) -> Iterator[tuple[int, int, int]]:
-        for priority, plugin in self.plugins:
+        for priority, plugin, gate in self.plugins:
+            if gate is not None and not gate(line):
+                continue
             for value in set(plugin.analyze_string(line)):
                 if not value or "PRIVATE KEY" in value or "PuTTY" in value:
                     continue  # private keys: whole blocks, above
@@ -342,7 +346,8 @@ class _Detector:
     def _prose(self, line: str) -> Iterator[tuple[int, int, int]]:
         """A value right after a secret-sounding name in prose (:func:`.secret_patterns.named_in_prose`),
         and a line's AWS secret access key beside its access key id."""
-        for match in patterns.PROSE_SECRET.finditer(line):
+        prose = patterns.PROSE_SECRET.finditer(line) if patterns.PROSE_VALUE_RUN.search(line) else ()
+        for match in prose:
             name, value = match["name"], match["value"]
             if patterns.named_in_prose(name, value, self.entropy(value)):
                 yield self._named_kind(name), match.start("value"), match.end("value")
