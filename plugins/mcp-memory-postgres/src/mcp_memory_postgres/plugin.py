@@ -37,7 +37,8 @@ class PostgresSettings(BaseSettings):
     postgres_exact_rows: int = Field(
         default=EXACT_ROWS,
         ge=0,
-        description="Up to this many vectors KNN scans exactly; above, the HNSW index answers",
+        description="Up to this many vectors KNN scans exactly and the store keeps no HNSW index; "
+        "above, the index answers (built in the background once the store grows past it)",
     )
 
     postgres_ef_search: int = Field(
