@@ -211,3 +211,40 @@ def test_a_long_memorys_sentences_are_added_once_by_whichever_server_gets_there(
     assert len(store.vectors([outcome.memory.id])[outcome.memory.id]) == len(split_passages(text)) == 4
     hits = second.search_memories("Bob rotates it.", limit=1)
     assert [hit.memory.id for hit in hits] == [outcome.memory.id]
+
+
+def test_two_servers_storing_at_once_past_exact_rows_build_the_index_once_and_lose_nothing(
+    postgres_url: str,
+) -> None:
+    """Both servers' duplicate checks cross exact_rows while 4 threads store through each: the
+    index gets built (by whichever takes the build lock) while they write, no store fails, every
+    one is there, and the index answers afterwards."""
+    from mcp_memory_postgres.vector_index import index_valid
+
+    stores = [PostgresStore(postgres_url, exact_rows=40) for _ in range(2)]
+    engines = [MemoryEngine(store, HashEmbedder(), SimilarityRanker()) for store in stores]
+    texts = [
+        f"fact {i}: the {i % 7}th build of service {i * 13} passed on runner {i % 5}" for i in range(160)
+    ]
+
+    def store(i: int) -> str:
+        return engines[i % 2].store_memory(texts[i]).status
+
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            assert set(pool.map(store, range(len(texts)))) == {"stored"}
+        for s in stores:
+            s._index.join()
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            assert index_valid(conn) is True
+            (indexes,) = conn.execute(
+                "SELECT count(*) FROM pg_indexes WHERE schemaname = 'mcp_memory' AND tablename = 'passages' "
+                "AND indexdef LIKE '%hnsw%'"
+            ).fetchone()
+        assert indexes == 1
+        for engine in engines:
+            assert engine.count() == len(texts)
+            assert engine.search(texts[123], limit=1).hits[0].memory.content == texts[123]
+    finally:
+        for engine in engines:
+            engine.close()
