@@ -212,6 +212,26 @@ def test_a_server_leaves_the_index_build_to_the_one_holding_the_build_lock(postg
         store.close()
 
 
+def test_a_failed_index_build_is_said_once_and_tried_again_later(caplog: pytest.LogCaptureFixture) -> None:
+    from mcp_memory_postgres.vector_index import RETRY_AFTER_FAILURE_SECONDS, IndexKeeper
+
+    now = [0.0]
+    tries: list[float] = []
+
+    def refused() -> None:
+        tries.append(now[0])
+        raise RuntimeError("permission denied for schema mcp_memory")
+
+    keeper = IndexKeeper(refused, clock=lambda: now[0])  # type: ignore[arg-type]
+    for at in (0.0, 1.0, RETRY_AFTER_FAILURE_SECONDS - 1, RETRY_AFTER_FAILURE_SECONDS + 1, 200.0):
+        now[0] = at
+        keeper.wanted()
+        keeper.join()
+    assert tries == [0.0, RETRY_AFTER_FAILURE_SECONDS + 1, 200.0] and not keeper.ready
+    warnings = [r for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1 and "permission denied" in warnings[0].getMessage()
+
+
 def test_opening_a_small_store_drops_the_index_of_an_older_schema(postgres_url: str) -> None:
     store = PostgresStore(postgres_url)
     store.open(MODEL, DIMS)

@@ -26,8 +26,10 @@ from .schema import BUILD_LOCK, BUILD_MEMORY, SCHEMA, VECTOR_INDEX, vector_index
 
 log = logging.getLogger("mcp_memory_postgres")
 
-# Seconds between two looks at an index another server is building (a KNN past exact_rows asks).
+# Seconds between two looks at an index another server is building (a KNN past exact_rows asks),
+# and after a build of this process failed (the user may not create indexes; the database was down).
 RECHECK_SECONDS = 5.0
+RETRY_AFTER_FAILURE_SECONDS = 60.0
 
 
 def index_valid(conn: Any) -> bool | None:
@@ -102,6 +104,7 @@ class IndexKeeper:
         self._ready = False
         self._thread: threading.Thread | None = None
         self._next_look = float("-inf")
+        self._failures = 0
 
     @property
     def ready(self) -> bool:
@@ -142,5 +145,15 @@ class IndexKeeper:
             with self._connect() as conn:
                 if build_index(conn):
                     self._ready = True
-        except Exception:  # the next KNN past exact_rows tries again; meanwhile they scan exactly
-            log.exception("building the vector index failed; searches scan exactly until it exists")
+        except Exception as exc:  # a KNN past exact_rows tries again later; meanwhile they scan
+            with self._lock:
+                self._failures += 1
+                self._next_look = self._clock() + RETRY_AFTER_FAILURE_SECONDS
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            log.log(
+                logging.WARNING if self._failures == 1 else logging.DEBUG,
+                "Building the vector index failed (%s); searches scan every vector until it exists, "
+                "and it is tried again every %.0f s.",
+                first,
+                RETRY_AFTER_FAILURE_SECONDS,
+            )
