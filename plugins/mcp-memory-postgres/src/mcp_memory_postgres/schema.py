@@ -16,8 +16,9 @@ with other applications::
                             vectors are still to come (``passage_backlog.py``); deleted with them
 
 Version 1 is the first; version 2 added ``pending_passages``; version 3 drops the vector index of a
-store too small to use it (at most ``EXACT_ROWS`` vectors). A step runs once, under an advisory lock, in the transaction that records
-its version: two servers starting at once take turns, and the second finds nothing to do.
+store too small to use it (at most ``EXACT_ROWS`` vectors). A step runs once, under an advisory lock,
+in the transaction that records its version: two servers starting at once take turns, and the second
+finds nothing to do.
 """
 
 from __future__ import annotations
