@@ -8,6 +8,9 @@ public memories. Then every client reads each of its acknowledged writes back th
 server, by id and by search, and every user lists what they can see through both servers: a private
 memory reaches only its owner, a team memory only teammates, a public one everybody; no call fails.
 Finally a token revoked through the CLI is refused by both servers at once, and a wrong token too.
+
+The servers scan exactly only up to 20 vectors (``MCP_MEMORY_POSTGRES_EXACT_ROWS``), so the vector
+index gets built in the background while the clients write, and the reads go through it.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ async def test_two_servers_one_database_twenty_clients(postgres_url: str, tmp_pa
             tmp_path / machine / "unused.db",
             MCP_MEMORY_STORE="postgres",
             MCP_MEMORY_DATABASE_URL=postgres_url,
+            MCP_MEMORY_POSTGRES_EXACT_ROWS="20",
         )
 
     admin = env("admin")
@@ -134,6 +138,13 @@ async def test_two_servers_one_database_twenty_clients(postgres_url: str, tmp_pa
         async with session_as(server_b, tokens["bob"]) as session:  # what carol shared stays readable
             assert (await call(session, "get_memory", id=public))["content"] == written[public][2]
 
+    # past 20 vectors one of the servers built the vector index (a server waits for its build as it stops)
+    import psycopg
+
+    from mcp_memory_postgres.vector_index import index_valid
+
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        assert index_valid(conn) is True
     # the tokens were in the database: no server and no CLI run wrote a token file
     assert list(tmp_path.rglob("tokens.db")) == []
     for log in ("a.err", "b.err"):
