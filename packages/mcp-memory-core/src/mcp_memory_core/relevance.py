@@ -133,14 +133,13 @@ class RelevanceFloor:
 # all-MiniLM-L6-v2's calibration, shared by the plugins that serve that model (minilm on onnxruntime,
 # sentence-transformers): chosen on LoCoMo dev with 30 off-topic questions and 36 paraphrases; the
 # shared-word floor and the bar below the best on the paraphrase worlds' dev half (docs/benchmarks.md,
-# "Relevance floor"). The bar below the best equals min_similarity: a memory below the ranker's best
-# is returned only when it is plainly about the query, whichever clause it clears.
+# "Relevance floor").
 ALL_MINILM_L6_V2 = RelevanceFloor(
     min_similarity=0.40,
     min_standout=0.14,
     min_keyword_similarity=0.35,
     min_best_similarity=0.20,
-    min_extra_similarity=0.40,
+    min_extra_similarity=0.30,
 )
 
 
