@@ -242,7 +242,7 @@ class PostgresStore(SqlReads, Reembedding, PassageBacklogTable):
         valid = index_valid(conn)
         if valid:
             self._index.known_ready()
-        elif row_count(conn, _PASSAGES, self._exact_rows) > self._exact_rows:
+        elif self._past_exact_scans(conn):
             log.warning(
                 "The vector index of %s is missing (an interrupted bulk import?): building it now; "
                 "searches scan every vector until it is ready.",
@@ -252,6 +252,10 @@ class PostgresStore(SqlReads, Reembedding, PassageBacklogTable):
                 self._index.known_ready()
         elif valid is False:
             drop_leftover(conn)
+
+    def _past_exact_scans(self, conn: Any) -> bool:
+        """Whether the store holds more vectors than KNN scans exactly (it then needs the index)."""
+        return row_count(conn, _PASSAGES, self._exact_rows) > self._exact_rows
 
     def _autocommit_connection(self) -> Any:
         """A connection of its own, outside the pool (an index build holds it for minutes)."""
@@ -295,7 +299,7 @@ class PostgresStore(SqlReads, Reembedding, PassageBacklogTable):
             yield
         finally:
             with self._errors("write"), self._pool.connection() as conn:
-                if row_count(conn, _PASSAGES, self._exact_rows) > self._exact_rows and build_index(conn):
+                if self._past_exact_scans(conn) and build_index(conn):
                     self._index.known_ready()
 
     # -- connections and transactions ------------------------------------------------------------
@@ -449,11 +453,10 @@ class PostgresStore(SqlReads, Reembedding, PassageBacklogTable):
             # chain) is few rows: scanned exactly, uncounted.
             rows = self._checked_rows(conn, count=where.ids is None)
             try:
+                found = None
                 if rows > self._exact_rows:
                     self._index.wanted()  # built in the background; until then the query scans
-                found = (
-                    self._index_knn(conn, query, k, clause, params, rows) if rows > self._exact_rows else None
-                )
+                    found = self._index_knn(conn, query, k, clause, params, rows)
                 if found is None:
                     found = self._exact_knn(conn, query, k, clause, params)
             except psycopg.errors.DataException:

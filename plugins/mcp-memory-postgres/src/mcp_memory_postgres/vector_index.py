@@ -16,10 +16,11 @@ looks invalid too, and must not be dropped under it.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from .schema import BUILD_LOCK, BUILD_MEMORY, SCHEMA, VECTOR_INDEX, vector_index_ddl
@@ -43,21 +44,36 @@ def index_valid(conn: Any) -> bool | None:
     return None if row is None else bool(row[0])
 
 
+@contextlib.contextmanager
+def _build_lock(conn: Any) -> Iterator[bool]:
+    """Hold ``BUILD_LOCK`` (session-level) for the block if no other server does; yields whether it
+    is held (``conn`` in autocommit mode)."""
+    (held,) = conn.execute("SELECT pg_try_advisory_lock(%s)", (BUILD_LOCK,)).fetchone()
+    try:
+        yield bool(held)
+    finally:
+        if held:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (BUILD_LOCK,))
+
+
+def _drop_index(conn: Any) -> None:
+    conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {SCHEMA}.{VECTOR_INDEX}")
+
+
 def build_index(conn: Any) -> bool:
     """Build the HNSW index without blocking other servers' writes (``conn`` in autocommit mode),
     unless another server holds ``BUILD_LOCK``. True when the index is valid afterwards."""
     import psycopg
 
-    (locked,) = conn.execute("SELECT pg_try_advisory_lock(%s)", (BUILD_LOCK,)).fetchone()
-    if not locked:
-        return False  # another server builds it
-    try:
+    with _build_lock(conn) as held:
+        if not held:
+            return False  # another server builds it
         valid = index_valid(conn)
         if valid:
             return True
         started = time.perf_counter()
         if valid is False:  # nobody else builds (we hold the lock): an interrupted build's leftover
-            conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {SCHEMA}.{VECTOR_INDEX}")
+            _drop_index(conn)
         # The graph is built in memory when it fits: far faster than the 64 MB default allows.
         conn.execute("SELECT set_config('maintenance_work_mem', %s, false)", (BUILD_MEMORY,))
         try:
@@ -68,21 +84,14 @@ def build_index(conn: Any) -> bool:
             conn.execute("RESET maintenance_work_mem")
         log.info("vector index built in %.1f s", time.perf_counter() - started)
         return bool(index_valid(conn))
-    finally:
-        conn.execute("SELECT pg_advisory_unlock(%s)", (BUILD_LOCK,))
 
 
 def drop_leftover(conn: Any) -> None:
     """Drop an invalid index an interrupted build left (``conn`` in autocommit mode), unless another
     server is building it right now."""
-    (locked,) = conn.execute("SELECT pg_try_advisory_lock(%s)", (BUILD_LOCK,)).fetchone()
-    if not locked:
-        return
-    try:
-        if index_valid(conn) is False:
-            conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {SCHEMA}.{VECTOR_INDEX}")
-    finally:
-        conn.execute("SELECT pg_advisory_unlock(%s)", (BUILD_LOCK,))
+    with _build_lock(conn) as held:
+        if held and index_valid(conn) is False:
+            _drop_index(conn)
 
 
 class IndexKeeper:
