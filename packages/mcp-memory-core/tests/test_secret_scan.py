@@ -364,6 +364,49 @@ def test_password_words_and_connection_settings_are_left_alone(text: str) -> Non
     assert find_secrets(text) == []
 
 
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("The staging db password is swordfish", "swordfish"),
+        ("wifi password: sunflowerbakery", "sunflowerbakery"),
+        ("The password for the shared drive is bluebird.", "bluebird"),
+        ("The router password was opensesame, the guest one too.", "opensesame"),
+        ("The wifi passcode is: lemontree", "lemontree"),
+        ("The router passphrase is purple-monkey-dishwasher", "purple-monkey-dishwasher"),
+        ("the passphrase is 'correct horse battery staple'", "correct horse battery staple"),
+        ('In the test fixture: password = "letmein"', "letmein"),
+    ],
+)
+def test_a_password_given_as_a_word_or_in_quotes(text: str, secret: str) -> None:
+    found = find_secrets(text)
+    assert [f.kind for f in found] == ["password"]
+    assert secret not in redact(text, found)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The password is required.",
+        "The password was changed last week.",
+        "The password is case-sensitive.",
+        "The token is short-lived.",
+        "The password is stored in the vault",
+        "The password for staging is in 1Password.",
+        "Password: see the vault",
+        "Password: TBD",
+        "The password is the same as before.",
+        "The password of the admin is unknown.",
+        "Password is expiring soon.",
+        "password = settings.DB_PASSWORD",
+        "Her password manager is Bitwarden.",
+        "The passcode is four digits.",
+        "The tests pass: great",
+    ],
+)
+def test_words_that_describe_a_password_are_not_one(text: str) -> None:
+    assert find_secrets(text) == []
+
+
 # -- the gates: cheap checks that skip a pattern which cannot match ----------------------------------
 def test_every_term_of_detect_secrets_keyword_plugin_holds_a_gate_word() -> None:
     """The keyword plugin runs only on a line holding one of KEYWORD_WORDS: each of its terms must

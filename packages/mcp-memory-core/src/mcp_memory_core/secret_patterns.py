@@ -79,6 +79,37 @@ def may_name_a_keyword(line: str) -> bool:
 PASSWORD_PROSE = re.compile(
     r"(?<![\w-])(?:pass(?:word|wd|phrase)?|pwd)\s+(?P<value>[^\s\"'`]{6,})", re.IGNORECASE
 )
+# "the wifi password is swordfish", "Password: sunflowerbakery", "the password for the NAS is
+# 'correct horse battery staple'": a password word (maybe "for <what>") then "is", ":" or "=", then one
+# word of letters that ends the clause, or anything quoted. A word that describes the password
+# ("the password is required.", "… was changed.") is none (:func:`password_word`).
+PASSWORD_WORD = re.compile(
+    r"(?<![\w-])(?:pass(?:word|wd|phrase|code)|pwd)"
+    r"(?:\s+(?:for|of|to|on)\s+[^.:;!?\n\"'`“”‘’=]{1,40}?)?"
+    r"(?:\s+(?:is|was)\s*:?\s+|\s*[:=]\s*)"
+    r"(?:(?:[\"'`“‘])(?P<quoted>[^\"'`“”‘’\n]{3,80})[\"'`”’]"
+    r"|(?P<word>[A-Za-z][A-Za-z-]{2,39})(?=\s*(?:[!?;,)]|\.(?:\s|$)|$)))",
+    re.IGNORECASE,
+)
+# Words that say what a password is like or where it is, not what it is.
+_DESCRIPTIONS = """required wrong incorrect correct invalid valid weak strong long short unknown missing empty
+blank set unset reset same new old default fine ok okay good bad right lost random complex simple easy
+hard known mine yours his hers theirs ours it this that there here inside below above elsewhere gone
+done ready inactive plaintext cleartext hidden unique obvious weird secret private public shared stale
+latest temp none null nil"""
+NOT_A_PASSWORD = frozenset(_DESCRIPTIONS.split())
+# Adjectives and participles by their ending: "expired", "expiring", "guessable", "sensitive",
+# "useless", "weekly", "different", "generic", "optional", "mandatory".
+DESCRIBING = re.compile(r"(?:ed|ing|able|ible|ive|ous|ful|less|ly|ent|ant|ic|al|ary|ory|ure)$", re.IGNORECASE)
+
+
+def password_word(word: str) -> bool:
+    """Whether the one word after "the password is" is the password: no placeholder, no word that
+    describes a password (:data:`NOT_A_PASSWORD`, :data:`DESCRIBING`)."""
+    folded = word.casefold()
+    return plausible(word) and folded not in NOT_A_PASSWORD and not DESCRIBING.search(folded)
+
+
 # An AWS secret access key: 40 characters of base64, which a line holding an access key id
 # (AKIA…, ASIA…) may give without naming it ("keys: AKIA… / wJalrX…")
 AWS_SECRET = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=])")
@@ -126,12 +157,15 @@ def assigned_value(name: str, op: str, value: str) -> str | None:
     """The secret among ``NAME op value`` (trailing punctuation dropped), or None when the name does
     not sound secret or the value is a placeholder, a reference, a path or an ordinary identifier.
     After ``:`` or ``is`` (prose as much as config: "Password: see the vault", "the token is valid")
-    the value must also be 8 characters or more and not only letters."""
+    the value must also be 8 characters or more and not only letters (and hyphens: "short-lived"); a
+    password given as a word is :data:`PASSWORD_WORD`'s."""
     value = value.rstrip(TRAILING)
     if not SECRET_NAME.search(name) or NOT_SECRET_NAME.search(name) or not plausible(value):
         return None
-    word = value.strip(EMPHASIS)  # "the token is **revoked**:" holds a word
-    if op in (":", "is") and (word.isalpha() or len(word) < (6 if _short_password(name, word) else 8)):
+    word = value.strip(EMPHASIS)  # "the token is **revoked**:" holds a word, "… is short-lived" too
+    if op in (":", "is") and (
+        word.replace("-", "").isalpha() or len(word) < (6 if _short_password(name, word) else 8)
+    ):
         return None
     return value if len(value) >= 6 else None
 

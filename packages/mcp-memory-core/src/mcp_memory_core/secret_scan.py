@@ -355,10 +355,22 @@ class _Detector:
             secret = patterns.password_in_prose(match["value"])
             if secret is not None:
                 yield self.password, match.start("value"), match.start("value") + len(secret)
+        if patterns.PASSWORD_NAME.search(line):
+            yield from self._password_words(line)
         if patterns.AWS_KEY_ID.search(line):
             for match in patterns.AWS_SECRET.finditer(line):
                 if patterns.random_looking("", match[0], self.entropy(match[0])):
                     yield self.aws, match.start(), match.end()
+
+    def _password_words(self, line: str) -> Iterator[tuple[int, int, int]]:
+        """A password given as a word or in quotes (:data:`.secret_patterns.PASSWORD_WORD`)."""
+        for match in patterns.PASSWORD_WORD.finditer(line):
+            if match["quoted"] is not None:
+                value = match["quoted"].strip()
+                if len(value) >= 3 and patterns.plausible(value):
+                    yield self.password, match.start("quoted"), match.end("quoted")
+            elif patterns.password_word(match["word"]):
+                yield self.password, match.start("word"), match.end("word")
 
     def _named_kind(self, name: str) -> int:
         """The kind of a secret assigned to ``name``: AWS_SECRET_ACCESS_KEY holds an AWS key,
