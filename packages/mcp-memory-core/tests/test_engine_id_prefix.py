@@ -80,3 +80,24 @@ def test_a_prefix_is_found_past_the_first_chunk_and_a_whole_id_is_taken_as_it_is
         engine.store_memory(f"note number {n} about topic {n * 7}", scope=ALICE)
     assert engine.get_memory("abcdef01", scope=ALICE).memory.id == ALICE_PRIVATE
     assert engine.get_memory(ALICE_PRIVATE.replace("-", ""), scope=ALICE).memory.id == ALICE_PRIVATE
+
+
+def test_the_store_matches_the_prefix_so_a_lookup_reads_only_what_it_names(
+    engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = iter(f"00000000-0000-4000-8000-{n:012d}" for n in range(150))
+    monkeypatch.setattr(uuid, "uuid4", lambda: uuid.UUID(next(ids)))
+    for n in range(150):
+        engine.store_memory(f"note number {n} about topic {n * 7}", scope=ALICE)
+    listed: list[str] = []
+    store = engine.store
+    original = store.list
+
+    def counting_list(*args: object, **kwargs: object) -> list:  # type: ignore[type-arg]
+        rows = original(*args, **kwargs)  # type: ignore[arg-type]
+        listed.extend(m.id for m in rows)
+        return rows
+
+    monkeypatch.setattr(store, "list", counting_list)
+    assert engine.get_memory("abcdef01", scope=ALICE).memory.id == ALICE_PRIVATE
+    assert listed == [ALICE_PRIVATE]  # bob's private one is not the store's to return to alice either

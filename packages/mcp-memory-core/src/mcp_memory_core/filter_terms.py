@@ -16,7 +16,8 @@ Fields and their terms:
 - ``tags_any`` / ``tags_all`` → :class:`AnyTag` / :class:`AllTags`;
 - ``metadata`` pairs → :class:`MetadataEquals` (JSON equality: ``True`` is not ``1``, ``1 == 1.0``,
   ``"1" != 1``, ``None`` is JSON null and not a missing key);
-- ``visible_to`` → :class:`VisibleTo` (the owner, public memories, and team memories of teammates).
+- ``visible_to`` → :class:`VisibleTo` (the owner, public memories, and team memories of teammates);
+- ``id_prefix`` → :class:`StartsWith` (the id begins with it: a short id the user typed).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ class MemoryFilter:
     ``superseded_by_in`` (memories whose ``superseded_by`` is one of these ids: a chain's predecessors).
     Who may see what (the engine's Scope): ``namespaces`` (any of these; ``None``: no limit, on top of
     ``namespace``), ``owner`` (exactly this owner) and ``visible_to`` (see :class:`Visibility`).
+    ``id_prefix``: ids that begin with it (a memory looked up by the first characters of its id).
     """
 
     namespace: str | None = DEFAULT_NAMESPACE
@@ -62,6 +64,7 @@ class MemoryFilter:
     occurred_after: datetime | None = None
     occurred_before: datetime | None = None
     threads: frozenset[str] | None = None
+    id_prefix: str | None = None
 
     @property
     def narrows_content(self) -> bool:
@@ -123,6 +126,14 @@ class Before:
 
 
 @dataclass(frozen=True)
+class StartsWith:
+    """The id begins with ``prefix`` (never empty)."""
+
+    field: Literal["id"]
+    prefix: str
+
+
+@dataclass(frozen=True)
 class AnyTag:
     tags: tuple[str, ...]
 
@@ -146,7 +157,9 @@ class VisibleTo:
     teammates: tuple[str, ...]
 
 
-Term = Equals | OneOf | Absent | AtOrAfter | Before | AnyTag | AllTags | MetadataEquals | VisibleTo
+Term = (
+    Equals | OneOf | Absent | AtOrAfter | Before | StartsWith | AnyTag | AllTags | MetadataEquals | VisibleTo
+)
 
 
 def compile_filter(where: MemoryFilter) -> list[Term] | None:
@@ -175,6 +188,14 @@ def compile_filter(where: MemoryFilter) -> list[Term] | None:
     if not where.include_superseded:
         terms.append(Absent("superseded_by"))
     terms += [OneOf(name, tuple(sorted(values))) for name, values in sets if values is not None]
+    if where.id_prefix:
+        terms.append(StartsWith("id", where.id_prefix))
+    return terms + _content_terms(where)
+
+
+def _content_terms(where: MemoryFilter) -> list[Term]:
+    """The terms of the user-facing fields: times, tags, pinned and metadata."""
+    terms: list[Term] = []
     for name, after, before in (
         ("created_at", where.created_after, where.created_before),
         ("occurred_at", where.occurred_after, where.occurred_before),
@@ -220,6 +241,8 @@ def holds(term: Term, memory: Memory) -> bool:
             return bool(getattr(memory, field) >= when)
         case Before(field, when):
             return bool(getattr(memory, field) < when)
+        case StartsWith(field, prefix):
+            return str(getattr(memory, field)).startswith(prefix)
         case AnyTag(tags):
             return not set(tags).isdisjoint(memory.tags)
         case AllTags(tags):

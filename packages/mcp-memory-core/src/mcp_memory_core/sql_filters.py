@@ -24,6 +24,7 @@ from .filter_terms import (
     Equals,
     MetadataEquals,
     OneOf,
+    StartsWith,
     Term,
     VisibleTo,
     compile_filter,
@@ -71,6 +72,9 @@ class SqlFilter(ABC):
                 return f"{p}{field} >= {m}", [self.time(when)]
             case Before(field, when):
                 return f"{p}{field} < {m}", [self.time(when)]
+            case StartsWith(field, prefix):
+                # substr, not LIKE (case-insensitive in SQLite) nor a range (a collation may order "-")
+                return f"substr({p}{field}, 1, {m}) = {m}", [len(prefix), prefix]
             case AnyTag(tags):
                 return self.any_tag(p, tags)
             case AllTags(tags):

@@ -3,6 +3,7 @@ and what an export reads (one's own memories and their vectors)."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Sequence
@@ -59,7 +60,8 @@ class Reads:
     def _full_id(self, memory_id: str, scope: Scope) -> str:
         """The id itself, or the one id of a memory this scope may read that starts with
         ``memory_id`` (8 characters or more): what others may not read is never counted, so a
-        prefix reveals nothing of it. A scan of the readable memories: fine for one lookup."""
+        prefix reveals nothing of it. The store matches the prefix (``id_prefix``), so only the
+        memories it names are read."""
         prefix = str(memory_id).strip().lower()
         try:
             return validate_id(memory_id)
@@ -70,8 +72,10 @@ class Reads:
                 ) from None
             if not ID_PREFIX.fullmatch(prefix):
                 raise  # the one sentence saying it is not an id
-        where = scope.reading(None, include_deleted=True, include_superseded=True)
-        found = [m.id for m in self.each(where) if m.id.startswith(prefix) and scope.can_read(m)]
+        where = dataclasses.replace(
+            scope.reading(None, include_deleted=True, include_superseded=True), id_prefix=prefix
+        )
+        found = [m.id for m in self.each(where) if scope.can_read(m)]
         if len(found) > 1:
             raise InvalidInputError(
                 f"The id prefix {prefix!r} matches {len(found)} memories: give more characters of the id."

@@ -19,7 +19,7 @@ class FilterTests(StoreSuite):
 
     def test_filter_fields_alone_and_combined(self, opened: Store) -> None:
         """Troubleshooting: every MemoryFilter field (types, tags_any, tags_all, created_after,
-        created_before, occurred_after, occurred_before, threads, metadata, ids; with namespace and
+        created_before, occurred_after, occurred_before, threads, metadata, ids, id_prefix; with namespace and
         the lifecycle flags) must give the same set in
         ``knn``, ``keyword_search``, ``list`` and ``count`` as ``MemoryFilter.matches`` (the reference
         semantics). Usual culprits: tags matched as substrings of a JSON text (use exact elements),
@@ -61,6 +61,9 @@ class FilterTests(StoreSuite):
             "metadata quoted key": {"metadata": (('we"ird.key $[0]', "x"),)},
             "metadata missing key": {"metadata": (("absent", None),)},
             "ids": {"ids": some_ids},
+            "id prefix": {"id_prefix": items[3].id[:8]},
+            "id prefix of one character": {"id_prefix": items[0].id[:1]},
+            "id prefix of nothing": {"id_prefix": "zz"},
             "combined": {
                 "types": frozenset({MemoryType.WORKING, MemoryType.SEMANTIC}),
                 "tags_any": frozenset({"red", "blue"}),
