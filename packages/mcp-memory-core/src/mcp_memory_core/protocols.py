@@ -250,6 +250,16 @@ class VectorReading(Protocol):
 
 
 @runtime_checkable
+class TagCounting(Protocol):
+    """A store that counts tags itself (``list_tags``, the web UI's tag list): without it the engine
+    reads every matching memory to count them."""
+
+    def tag_counts(self, where: MemoryFilter) -> Mapping[str, int]:
+        """How many memories matching ``where`` carry each tag (a tag no such memory carries is
+        absent)."""
+
+
+@runtime_checkable
 class BulkLoading(Protocol):
     """A store that prepares for many inserts (PostgreSQL drops its vector index and builds it again
     at the end)."""

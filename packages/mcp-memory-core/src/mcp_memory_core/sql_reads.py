@@ -77,6 +77,11 @@ class SqlDialect(ABC):
             return f"(created_at, id) > ({m}, {m})", [self.filters.time(created), memory_id]
         return self.before(created, memory_id)
 
+    def tagged(self) -> str:
+        """A FROM clause of the memories (alias ``m``) joined to their tags, one row per memory and
+        tag, the tag as ``t.tag``: what :class:`SqlTagCounts` needs of a dialect."""
+        raise NotImplementedError(f"{type(self).__name__} does not join memories to their tags")
+
     @abstractmethod
     def vectors_of(self, stored: Sequence[Any]) -> Vector:
         """One memory's stored vectors, in order, as a float32 ``(rows, dims)`` array."""
@@ -219,3 +224,27 @@ class SqlReads:
             for row in rows:
                 yield d.codec.decode(row[1:])
             last = int(rows[-1][0])
+
+
+class SqlTagCounts:
+    """Tag counts in one query (:class:`~.protocols.TagCounting`), for a SQL store whose dialect
+    joins memories to their tags (:meth:`SqlDialect.tagged`)."""
+
+    _dialect: SqlDialect
+
+    if TYPE_CHECKING:  # provided by the store
+
+        def _reading(self) -> AbstractContextManager[Any]: ...
+
+    def tag_counts(self, where: MemoryFilter) -> dict[str, int]:
+        """How many memories matching ``where`` carry each tag (:class:`~.protocols.TagCounting`)."""
+        if matches_nothing(where):
+            return {}
+        d = self._dialect
+        clause, params = d.where(where, alias="m")
+        with self._reading() as conn:
+            rows = conn.execute(
+                f"SELECT t.tag, count(DISTINCT m.seq) FROM {d.tagged()} {_where_clause(clause)}GROUP BY t.tag",
+                params,
+            ).fetchall()
+        return {str(tag): int(n) for tag, n in rows}

@@ -34,6 +34,9 @@ class PostgresDialect(SqlDialect):
             codec=JsonbRowCodec(),
         )
 
+    def tagged(self) -> str:
+        return f"{self.memories} m CROSS JOIN LATERAL unnest(m.tags) AS t(tag)"
+
     def vectors_of(self, stored: Sequence[Any]) -> Vector:
         return np.stack([np.asarray(v.to_numpy(), dtype=np.float32) for v in stored])
 

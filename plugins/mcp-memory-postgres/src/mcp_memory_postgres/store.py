@@ -52,7 +52,7 @@ from mcp_memory_core.models import Memory, MemoryFilter
 from mcp_memory_core.protocols import StoreCapabilities, Vector
 from mcp_memory_core.query_words import MAX_QUERY_WORDS, query_words
 from mcp_memory_core.row_codec import COLUMNS, utc
-from mcp_memory_core.sql_reads import SqlReads
+from mcp_memory_core.sql_reads import SqlReads, SqlTagCounts
 from mcp_memory_core.store_writes import check_update, checked_insert, updated
 
 from .dialect import DIALECT
@@ -124,7 +124,7 @@ def idf(df: int, total: int) -> float:
     return math.log(1 + (max(total, df) - df + 0.5) / (df + 0.5))
 
 
-class PostgresStore(SqlReads, Reembedding, PassageBacklogTable):
+class PostgresStore(SqlReads, SqlTagCounts, Reembedding, PassageBacklogTable):
     """The team store. ``url``: a libpq connection string or ``postgresql://`` URL."""
 
     _codec = _CODEC

@@ -28,6 +28,9 @@ class SqliteDialect(SqlDialect):
         micros = self.filters.time(created)
         return "(created_at < ? OR (created_at = ? AND id < ?))", [micros, micros, memory_id]
 
+    def tagged(self) -> str:
+        return "memories m JOIN memory_tags t ON t.seq = m.seq"  # the tags' index, kept by triggers
+
     def vectors_of(self, stored: Sequence[Any]) -> Vector:
         return np.frombuffer(b"".join(stored), dtype=np.float32).reshape(len(stored), -1)
 

@@ -96,7 +96,7 @@ from mcp_memory_core.filter_terms import matches_nothing
 from mcp_memory_core.models import Memory, MemoryFilter, MemoryType
 from mcp_memory_core.protocols import StoreCapabilities, StoreDiagnosis, Vector
 from mcp_memory_core.row_codec import COLUMNS, to_micros
-from mcp_memory_core.sql_reads import SqlReads
+from mcp_memory_core.sql_reads import SqlReads, SqlTagCounts
 from mcp_memory_core.store_writes import check_update, checked_insert, updated
 
 from .binding import Binding, select_binding
@@ -155,7 +155,7 @@ _row_values = DIALECT.codec.encode
 _memory = DIALECT.codec.decode
 
 
-class SqliteVecStore(SqlReads, VectorCacheSync, Reembedding, PassageBacklogTable):
+class SqliteVecStore(SqlReads, SqlTagCounts, VectorCacheSync, Reembedding, PassageBacklogTable):
     """The default mcp-memory store. See the module docstring for the schema and design."""
 
     _dialect = DIALECT

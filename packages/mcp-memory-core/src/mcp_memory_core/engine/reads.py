@@ -13,7 +13,7 @@ from ..errors import InvalidInputError, MemoryNotFoundError
 from ..filters import NO_FILTERS, Filters
 from ..list_order import NEWEST, ListOrder, SortKey, sort_key, validate_order
 from ..models import Memory, MemoryFilter, MemoryView, Page
-from ..protocols import StoredVectors, Vector, VectorReading
+from ..protocols import StoredVectors, TagCounting, Vector, VectorReading
 from ..scope import ALL_NAMESPACES, Scope
 from ..validation import (
     MAX_LIST_LIMIT,
@@ -162,6 +162,8 @@ class Reads:
         basis.ready()
         self._maintenance.sweep()  # as a list: nothing expired is counted
         where = basis.scoped(NO_FILTERS.where(None, include_superseded=False), scope, namespaces)
+        if isinstance(basis.store, TagCounting):
+            return dict(basis.store.tag_counts(where))
         counts: Counter[str] = Counter()
         for memory in self.each(where):
             counts.update(memory.tags)

@@ -4,6 +4,7 @@ and the helpers that write the data the tests read back."""
 from __future__ import annotations
 
 import contextlib
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from datetime import timedelta
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mcp_memory_core import Memory, MemoryFilter, MemoryType, Store
+from mcp_memory_core import Memory, MemoryFilter, MemoryType, Store, TagCounting
 
 from ..guard import OverrideGuard
 from .data import BASE_TIME, hit_ids, memory, row_ids, unit_vectors
@@ -96,8 +97,12 @@ class StoreSuite(OverrideGuard):
     def _check_filter(
         self, store: Store, items: Sequence[Memory], where: MemoryFilter, label: str, word: str = "kiwi"
     ) -> set[str]:
-        """count, list, knn and keyword_search (for ``word``) all give the reference set; returns it."""
+        """count, list, knn and keyword_search (for ``word``) all give the reference set, and a store
+        that counts tags (``TagCounting``) counts the tags of that set; returns it."""
         expected = {m.id for m in items if where.matches(m)}
+        if isinstance(store, TagCounting):
+            tags = Counter(tag for m in items if m.id in expected for tag in set(m.tags))
+            assert dict(store.tag_counts(where)) == dict(tags), label
         query = unit_vectors(1, self.dimensions, 98)[0]
         assert store.count(where) == len(expected), label
         assert row_ids(store.list(where, 1000)) == expected, label
