@@ -323,7 +323,8 @@ class MemoryEngine(EngineBasis):
     def tag_counts(self, namespace: str | None = None, *, scope: Scope | None = None) -> dict[str, int]:
         """How many current memories (chain heads, no tombstones, nothing expired) carry each tag,
         among those this scope may read: in its home namespaces by default, ``"*"``: every readable
-        one. Reads every such memory, a chunk at a time: a cost in proportion to the store."""
+        one. A store that counts tags (:class:`~..protocols.TagCounting`, the SQL stores) answers in
+        one query; with any other the engine reads every such memory, a chunk at a time."""
         return self.reads.tag_counts(namespace, self.scope_of(scope))
 
     def list_namespaces(self, *, scope: Scope | None = None) -> dict[str, int]:
