@@ -401,6 +401,8 @@ def test_a_password_given_as_a_word_or_in_quotes(text: str, secret: str) -> None
         "Her password manager is Bitwarden.",
         "The passcode is four digits.",
         "The tests pass: great",
+        "The password was stolen, so rotate it.",
+        "The new password is great.",
     ],
 )
 def test_words_that_describe_a_password_are_not_one(text: str) -> None:

@@ -96,7 +96,8 @@ _DESCRIPTIONS = """required wrong incorrect correct invalid valid weak strong lo
 blank set unset reset same new old default fine ok okay good bad right lost random complex simple easy
 hard known mine yours his hers theirs ours it this that there here inside below above elsewhere gone
 done ready inactive plaintext cleartext hidden unique obvious weird secret private public shared stale
-latest temp none null nil"""
+latest temp none null nil great nice cool solid safe terrible awful perfect tricky stolen forgotten broken
+written given chosen taken shown frozen due overdue plain fake dummy"""
 NOT_A_PASSWORD = frozenset(_DESCRIPTIONS.split())
 # Adjectives and participles by their ending: "expired", "expiring", "guessable", "sensitive",
 # "useless", "weekly", "different", "generic", "optional", "mandatory".
