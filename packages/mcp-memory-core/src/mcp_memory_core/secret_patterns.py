@@ -80,14 +80,14 @@ PASSWORD_PROSE = re.compile(
     r"(?<![\w-])(?:pass(?:word|wd|phrase)?|pwd)\s+(?P<value>[^\s\"'`]{6,})", re.IGNORECASE
 )
 # "the wifi password is swordfish", "Password: sunflowerbakery", "the password for the NAS is
-# 'correct horse battery staple'": a password word (maybe "for <what>") then "is", ":" or "=", then one
-# word of letters that ends the clause, or anything quoted. A word that describes the password
+# 'correct horse battery staple'": a password word (maybe "for <what>") then "is", "was", ":" or "=",
+# then one word of letters that ends the clause, or anything quoted. A word that describes the password
 # ("the password is required.", "… was changed.") is none (:func:`password_word`).
 PASSWORD_WORD = re.compile(
     r"(?<![\w-])(?:pass(?:word|wd|phrase|code)|pwd)"
     r"(?:\s+(?:for|of|to|on)\s+[^.:;!?\n\"'`“”‘’=]{1,40}?)?"
     r"(?:\s+(?:is|was)\s*:?\s+|\s*[:=]\s*)"
-    r"(?:(?:[\"'`“‘])(?P<quoted>[^\"'`“”‘’\n]{3,80})[\"'`”’]"
+    r"(?:[\"'`“‘](?P<quoted>[^\"'`“”‘’\n]{3,80})[\"'`”’]"
     r"|(?P<word>[A-Za-z][A-Za-z-]{2,39})(?=\s*(?:[!?;,)]|\.(?:\s|$)|$)))",
     re.IGNORECASE,
 )
