@@ -28,6 +28,7 @@ class ScopeTests(StoreSuite):
             memory(
                 i,
                 content=f"mango fact {i}",
+                tags=(f"from {owners[i % 4]}", f"kind {i % 5}"),  # tag counts follow visibility too
                 owner=owners[i % 4],
                 privacy_scope=scopes[(i // 4) % 3],
                 namespace=namespaces[(i // 12) % 3],
