@@ -77,11 +77,6 @@ class SqlDialect(ABC):
             return f"(created_at, id) > ({m}, {m})", [self.filters.time(created), memory_id]
         return self.before(created, memory_id)
 
-    def tagged(self) -> str:
-        """A FROM clause of the memories (alias ``m``) joined to their tags, one row per memory and
-        tag, the tag as ``t.tag``: what :class:`SqlTagCounts` needs of a dialect."""
-        raise NotImplementedError(f"{type(self).__name__} does not join memories to their tags")
-
     @abstractmethod
     def vectors_of(self, stored: Sequence[Any]) -> Vector:
         """One memory's stored vectors, in order, as a float32 ``(rows, dims)`` array."""
@@ -226,11 +221,20 @@ class SqlReads:
             last = int(rows[-1][0])
 
 
+class TaggedSqlDialect(SqlDialect):
+    """A dialect that can join memories to their tags: what :class:`SqlTagCounts` needs."""
+
+    @abstractmethod
+    def tagged(self) -> str:
+        """A FROM clause of the memories (alias ``m``) joined to their tags, one row per memory and
+        tag, the tag as ``t.tag``."""
+
+
 class SqlTagCounts:
     """Tag counts in one query (:class:`~.protocols.TagCounting`), for a SQL store whose dialect
-    joins memories to their tags (:meth:`SqlDialect.tagged`)."""
+    joins memories to their tags (:class:`TaggedSqlDialect`)."""
 
-    _dialect: SqlDialect
+    _dialect: TaggedSqlDialect
 
     if TYPE_CHECKING:  # provided by the store
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from mcp_memory_core.protocols import Vector
 from mcp_memory_core.row_codec import RowCodec
-from mcp_memory_core.sql_reads import SqlDialect
+from mcp_memory_core.sql_reads import TaggedSqlDialect
 
 from .schema import SCHEMA
 from .sql_filters import PostgresFilter
@@ -25,7 +25,7 @@ class JsonbRowCodec(RowCodec):
         return Jsonb(value)
 
 
-class PostgresDialect(SqlDialect):
+class PostgresDialect(TaggedSqlDialect):
     def __init__(self) -> None:
         super().__init__(
             memories=f"{SCHEMA}.memories",

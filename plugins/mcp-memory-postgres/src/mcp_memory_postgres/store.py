@@ -124,7 +124,7 @@ def idf(df: int, total: int) -> float:
     return math.log(1 + (max(total, df) - df + 0.5) / (df + 0.5))
 
 
-class PostgresStore(SqlReads, SqlTagCounts, Reembedding, PassageBacklogTable):
+class PostgresStore(SqlTagCounts, SqlReads, Reembedding, PassageBacklogTable):
     """The team store. ``url``: a libpq connection string or ``postgresql://`` URL."""
 
     _codec = _CODEC

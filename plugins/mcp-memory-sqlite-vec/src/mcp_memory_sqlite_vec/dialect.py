@@ -12,12 +12,12 @@ import numpy as np
 from mcp_memory_core.protocols import Vector
 from mcp_memory_core.row_codec import JsonTextRowCodec
 from mcp_memory_core.sql_filters import Condition
-from mcp_memory_core.sql_reads import SqlDialect
+from mcp_memory_core.sql_reads import TaggedSqlDialect
 
 from .sql_filters import SqliteFilter
 
 
-class SqliteDialect(SqlDialect):
+class SqliteDialect(TaggedSqlDialect):
     def __init__(self) -> None:
         super().__init__(
             memories="memories", passages="passages", filters=SqliteFilter(), codec=JsonTextRowCodec()

@@ -155,7 +155,7 @@ _row_values = DIALECT.codec.encode
 _memory = DIALECT.codec.decode
 
 
-class SqliteVecStore(SqlReads, SqlTagCounts, VectorCacheSync, Reembedding, PassageBacklogTable):
+class SqliteVecStore(SqlTagCounts, SqlReads, VectorCacheSync, Reembedding, PassageBacklogTable):
     """The default mcp-memory store. See the module docstring for the schema and design."""
 
     _dialect = DIALECT
