@@ -84,3 +84,23 @@ def test_a_vault_builds_its_index_lists_other_models_and_rebuilds(
     shown = ok("reindex", "--path", str(vault), "--rebuild")
     assert "Maria" not in shown.stdout + shown.stderr
     assert (vault / "Concepts" / "Maria.md").read_text(encoding="utf-8") == "Maria leads the payments team.\n"
+
+
+def test_a_secret_typed_into_a_note_is_indexed_redacted_and_named_never_shown(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = "AKIAQ3EGUJ7NYWPRT4FD"
+    note = vault / "Concepts" / "deploy.md"
+    note.write_text(f"The deploy user's access key is {key}.\n", encoding="utf-8")
+    summary: dict[str, Any] = json.loads(ok("reindex", "--path", str(vault), "--json").stdout)
+    assert summary["redacted"] == [
+        "Concepts/deploy.md: redacted 1 secret: an AWS access key in content (the note itself is unchanged)"
+    ]
+    assert note.read_text(encoding="utf-8") == f"The deploy user's access key is {key}.\n"
+    monkeypatch.setenv("MCP_MEMORY_STORE", "markdown")
+    monkeypatch.setenv("MCP_MEMORY_VAULT", str(vault))
+    listed = ok("list", "--json").stdout
+    assert "[REDACTED:aws-key]" in listed and key not in listed
+    said = ok("reindex", "--path", str(vault), "--rebuild")
+    assert "Indexed 1 with placeholders in place of secrets" in said.stderr
+    assert key not in said.stdout + said.stderr

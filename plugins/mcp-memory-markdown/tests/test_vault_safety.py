@@ -17,6 +17,7 @@ import pytest
 from mcp_memory_core import MemoryEngine
 from mcp_memory_core.errors import EditConflictError, StorageError
 from mcp_memory_core.models import Memory
+from mcp_memory_core.secret_scan import SecretPolicy
 from mcp_memory_core.validation import Limits
 from mcp_memory_markdown import MarkdownStore, vault_io
 from mcp_memory_markdown.notes import render_note
@@ -616,3 +617,115 @@ def test_a_write_interrupted_by_a_crash_is_put_back_on_open(tmp_path: Path) -> N
         assert hidden_leftovers(tmp_path / "vault") == []
     finally:
         engine.close()
+
+
+# -- a secret typed into a note by hand ---------------------------------------------------------------
+
+AWS_ID = "AKIAQ3EGUJ7NYWPRT4FD"
+SECRET_NOTE = f"The deploy user's access key is {AWS_ID}, rotate it in March.\n"
+
+
+def index_bytes(store: MarkdownStore) -> bytes:
+    """Everything the vault's index keeps on disk (the database and its write-ahead log)."""
+    return b"".join(p.read_bytes() for p in (store.vault / ".mcp-memory").rglob("*") if p.is_file())
+
+
+def test_a_hand_written_secret_is_indexed_redacted_and_the_note_left_alone(engine) -> None:  # type: ignore[no-untyped-def]
+    engine, store = engine
+    (store.vault / "Concepts").mkdir()
+    note = store.vault / "Concepts" / "deploy.md"
+    note.write_text(SECRET_NOTE, encoding="utf-8")
+    (store.vault / "Concepts" / "plain.md").write_text("Deploys go out on Fridays.\n", encoding="utf-8")
+    report = engine.refresh()
+    assert [p.path for p in report.redacted] == ["Concepts/deploy.md"]
+    assert "an AWS access key in content" in report.redacted[0].reason
+    assert AWS_ID not in str(report.redacted[0])
+    [hit] = [h for h in engine.search("deploy user access key", 5).hits if "deploy user" in h.memory.content]
+    assert "[REDACTED:aws-key]" in hit.memory.content and AWS_ID not in hit.memory.content
+    assert engine.count() == 2 and problems_of(store) == {}
+    assert note.read_text(encoding="utf-8") == SECRET_NOTE  # the person's file is theirs
+    store.close()
+    assert AWS_ID.encode() not in index_bytes(store)
+
+
+def test_a_hand_written_secret_is_not_indexed_under_refuse(tmp_path: Path) -> None:
+    engine, store = make_engine(tmp_path / "vault", watch=False, secrets=SecretPolicy("refuse"))
+    try:
+        (store.vault / "Concepts").mkdir()
+        (store.vault / "Concepts" / "deploy.md").write_text(SECRET_NOTE, encoding="utf-8")
+        (store.vault / "Concepts" / "plain.md").write_text("Deploys go out on Fridays.\n", encoding="utf-8")
+        assert engine.count() == 1
+        reason = problems_of(store)["Concepts/deploy.md"]
+        assert "an AWS access key in content" in reason and "MCP_MEMORY_SECRETS=redact" in reason
+        assert AWS_ID not in reason
+    finally:
+        engine.close()
+    assert AWS_ID.encode() not in index_bytes(store)
+
+
+def test_a_hand_written_secret_is_indexed_as_written_under_allow(tmp_path: Path) -> None:
+    engine, store = make_engine(tmp_path / "vault", watch=False, secrets=SecretPolicy("allow"))
+    try:
+        (store.vault / "Concepts").mkdir()
+        (store.vault / "Concepts" / "deploy.md").write_text(SECRET_NOTE, encoding="utf-8")
+        [memory] = engine.list_memories(limit=10).memories
+        assert AWS_ID in memory.content
+    finally:
+        engine.close()
+
+
+def test_secrets_in_a_hand_written_transcript_and_properties_are_redacted(engine) -> None:  # type: ignore[no-untyped-def]
+    engine, store = engine
+    (store.vault / "Threads").mkdir()
+    (store.vault / "Threads" / "ops.yaml").write_text(
+        f"- 'Ann: the key is {AWS_ID}'\n- 'Bo: thanks'\n", encoding="utf-8"
+    )
+    (store.vault / "Concepts").mkdir()
+    (store.vault / "Concepts" / "db.md").write_text(
+        "---\ndb_password: Qw3rty!9xZ-long\n---\nThe main database's settings.\n", encoding="utf-8"
+    )
+    report = engine.refresh()
+    assert sorted(p.path for p in report.redacted) == ["Concepts/db.md", "Threads/ops.yaml#1"]
+    contents = {m.content: m for m in engine.list_memories(limit=10).memories}
+    assert any("[REDACTED:aws-key]" in c for c in contents) and not any(AWS_ID in c for c in contents)
+    settings = contents["The main database's settings."].metadata
+    assert "Qw3rty" not in str(settings) and "[REDACTED" in str(settings)
+
+
+def test_a_note_the_server_wrote_is_never_screened_again(engine) -> None:  # type: ignore[no-untyped-def]
+    engine, store = engine
+    stored = engine.store_memory(f"The deploy key is {AWS_ID}.").memory
+    assert "[REDACTED:aws-key]" in stored.content
+    store._reread = True  # the next call reads every file again, as after a settings change
+    report = engine.refresh()
+    assert report.redacted == [] and engine.get_memory(stored.id).memory.content == stored.content
+
+
+def test_mcp_memory_never_writes_placeholders_over_a_typed_secret(engine) -> None:  # type: ignore[no-untyped-def]
+    engine, store = engine
+    (store.vault / "Concepts").mkdir()
+    note = store.vault / "Concepts" / "deploy.md"
+    note.write_text(SECRET_NOTE, encoding="utf-8")
+    (store.vault / "Concepts" / "plain.md").write_text("Deploys go out on Fridays.\n", encoding="utf-8")
+    memories = {m.content[:7]: m for m in engine.list_memories(limit=10).memories}
+    secret, plain = memories["The dep"], memories["Deploys"]
+    before = visible_files(store.vault)
+    for change in (
+        lambda: engine.update_memory(secret.id, secret.content + " Ask Ops first."),
+        lambda: engine.delete_memory(secret.id),
+    ):
+        with pytest.raises(StorageError) as refused:
+            change()
+        assert "Concepts/deploy.md holds an AWS access key in content typed into the file" in str(
+            refused.value
+        )
+        assert AWS_ID not in str(refused.value)
+        assert visible_files(store.vault) == before  # nothing written, nothing archived
+    assert engine.get_memory(secret.id).memory.content == secret.content
+    engine.update_memory(plain.id, "Deploys go out on Thursdays.")  # other notes are written as ever
+    assert note.read_text(encoding="utf-8") == SECRET_NOTE
+    note.write_text("The deploy user's key lives in the password manager.\n", encoding="utf-8")
+    engine.update_memory(
+        secret.id, "The deploy user's key lives in 1Password."
+    )  # the secret is gone: writable
+    assert "1Password" in note.read_text(encoding="utf-8")

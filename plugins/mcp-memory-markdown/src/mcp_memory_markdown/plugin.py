@@ -83,6 +83,7 @@ def _make(settings: Settings) -> MarkdownStore:
         watch=own.vault_watch,
         index=plugin_index(settings),  # the sqlite-vec store, with this server's plugin settings
         limits=settings.limits(),  # notes are held to the byte limits of everything else
+        secrets=settings.secret_policy(),  # a note edited by hand is screened as a write is
     )
 
 

@@ -1,6 +1,8 @@
 """Bringing the vault's index up to date with its files (``refresh``): the notes changed since the
-previous call are read (malformed ones reported and skipped), the ones whose text changed embedded
-again, and memories whose file is gone dropped from the index.
+previous call are read (malformed ones reported and skipped), screened for secrets by the server's
+policy (a note edited by hand may hold one: the index keeps placeholders in its place under
+``redact``, and skips the note under ``refuse``; the file itself is never changed), the ones whose
+text changed embedded again, and memories whose file is gone dropped from the index.
 
 A mixin of :class:`~.store.MarkdownStore`, which owns the index, the file table and the change watch.
 """
@@ -14,6 +16,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -21,6 +24,7 @@ from mcp_memory_core.errors import PluginError
 from mcp_memory_core.models import Memory
 from mcp_memory_core.passages import split_passages
 from mcp_memory_core.protocols import Vector
+from mcp_memory_core.secret_scan import SecretPolicy, SecretRefusedError, describe, listing
 from mcp_memory_core.validation import Limits
 
 from .changes import ChangeWatch
@@ -66,6 +70,7 @@ class RefreshReport:
     updated: int = 0  # notes whose properties changed (vectors kept)
     removed: int = 0  # memories whose file is gone
     problems: list[Problem] = field(default_factory=list)
+    redacted: list[Problem] = field(default_factory=list)  # notes indexed with placeholders: what, where
 
 
 class VaultRefresh:
@@ -85,6 +90,7 @@ class VaultRefresh:
     _watch: ChangeWatch | None
     _refresh_lock: threading.Lock
     _problems: dict[str, tuple[Stamp, str]]
+    _secrets: SecretPolicy
 
     def refresh(self, embed: Embed, progress: Progress | None = None) -> RefreshReport:
         """Bring the index up to date with the files: read the notes that changed since the last
@@ -105,6 +111,8 @@ class VaultRefresh:
             self._reread = False
         for problem in report.problems:
             log.warning("Skipped a note of the vault: %s", problem)
+        for problem in report.redacted:
+            log.warning("A note of the vault is indexed with placeholders: %s", problem)
         return report
 
     def _reload_config(self) -> None:
@@ -231,8 +239,11 @@ class VaultRefresh:
             except MalformedNote as exc:
                 self._report(path, stamp, str(exc), report)
                 continue
+            screened = self._screened(note, path, stamp, report)
+            if screened is None:
+                continue
             self._problems.pop(path, None)
-            notes[path] = (note, Indexed(path, note.memory.id, stamp, sha, note.heading))
+            notes[path] = (screened, Indexed(path, note.memory.id, stamp, sha, screened.heading))
         moved = self._follow_moves(notes, gone, known)
         self._drop_duplicates(notes, set(gone), report)
         claimed = {note.memory.id for note, _ in notes.values()}
@@ -318,7 +329,9 @@ class VaultRefresh:
             if row is not None and row.sha256 == digest and row.memory_id == note.memory.id:
                 touch.append(Indexed(message_path, row.memory_id, stamp, digest, ""))
                 continue
-            notes[message_path] = (note, Indexed(message_path, note.memory.id, stamp, digest, ""))
+            screened = self._screened(note, message_path, stamp, report)
+            if screened is not None:
+                notes[message_path] = (screened, Indexed(message_path, note.memory.id, stamp, digest, ""))
         return [p for p in known if file_of(p) == path and p not in produced]
 
     def _follow_moves(
@@ -458,6 +471,61 @@ class VaultRefresh:
                 if head_owners is None or row == head_owners.index(owner):  # a title's whole text only
                     rows[titled[owner].memory.id].append(heads[row])
         return {memory_id: np.stack(block).astype(np.float32) for memory_id, block in rows.items()}
+
+    def _screened(self, note: Note, path: str, stamp: Stamp, report: RefreshReport) -> Note | None:
+        """``note`` as the index may hold it under the secret policy: unchanged when it holds no
+        secret (every note the server wrote), with placeholders under ``redact`` (reported in
+        ``report.redacted``), None under ``refuse`` (reported as a problem). Never the secret itself
+        in a report or a log line; the file is left as it is."""
+        memory = note.memory
+        try:
+            screened = self._secrets.screen(memory.content, memory.metadata, memory.tags, memory.thread)
+        except SecretRefusedError as exc:
+            self._report(
+                path,
+                stamp,
+                f"it holds {listing(exc.findings)} and MCP_MEMORY_SECRETS=refuse keeps secrets out of the "
+                "index: remove it from the note (keep secrets in a password manager or the environment), "
+                "or set MCP_MEMORY_SECRETS=redact to index the note with a placeholder in its place",
+                report,
+            )
+            return None
+        if not screened.findings:
+            return note
+        report.redacted.append(Problem(path, f"{describe(screened.findings)} (the note itself is unchanged)"))
+        update: dict[str, Any] = {
+            "content": screened.content,
+            "metadata": screened.metadata or {},
+            "thread": screened.thread,
+        }
+        if screened.tags is not None:
+            update["tags"] = screened.tags
+        return replace(note, memory=memory.model_copy(update=update))
+
+    def _typed_secrets(self, path: str) -> str | None:
+        """The secrets the note at ``path`` holds as its file says (``an AWS access key in content``),
+        which the index keeps as placeholders; None when it holds none, when the policy allows them
+        (the index holds them as written) or when the file cannot be read as a note (the write's own
+        checks say so). A write must not put the index's placeholders over what a person typed."""
+        if self._secrets.mode == "allow" or is_message(path):
+            return None
+        try:
+            raw, _ = read_file(self._vault, path, note_bytes(self._limits))
+            note = parse_note(
+                raw,
+                path,
+                mtime=dt.datetime.now(dt.UTC),
+                namespace=self._namespace,
+                owner=self._owner,
+                hand_id=self._ids.id_of(path),
+                limits=self._limits,
+            )
+        except (OSError, LinkInVault, TooLarge, NotRegular, MalformedNote):
+            return None
+        memory = note.memory
+        finder = SecretPolicy("redact", self._secrets.pii)  # what is there, whatever the policy does
+        found = finder.screen(memory.content, memory.metadata, memory.tags, memory.thread).findings
+        return listing(found) if found else None
 
     def _report(self, path: str, stamp: Stamp, reason: str, report: RefreshReport) -> None:
         self._problems[path] = (stamp, reason)

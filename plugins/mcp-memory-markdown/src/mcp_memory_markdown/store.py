@@ -11,7 +11,8 @@ written over a person's edit), then the index commits. A crash before the
 files leaves nothing; between the files and the commit, the next ``refresh`` reads the files back
 (the truth) into the index. A file is never replaced or removed when it changed on disk since the
 index read it: the write is refused (:class:`~mcp_memory_core.errors.EditConflictError`) and nothing is
-written. Old versions and deleted memories move to ``Archive/``; a new version takes over its
+written. Nor is a note whose file holds a secret a person typed, which the index keeps as a
+placeholder (:meth:`~.refresh.VaultRefresh._typed_secrets`): the write is refused, naming it. Old versions and deleted memories move to ``Archive/``; a new version takes over its
 predecessor's file, so a note keeps its place and name.
 
 Reads go to the index after ``refresh(embed)``, which the engine calls before every call: the paths
@@ -38,6 +39,7 @@ from mcp_memory_core.errors import EditConflictError, StorageError
 from mcp_memory_core.list_order import ListOrder, SortKey
 from mcp_memory_core.models import Memory, MemoryFilter
 from mcp_memory_core.protocols import StoreCapabilities, StoreDiagnosis, Vector
+from mcp_memory_core.secret_scan import SecretPolicy
 from mcp_memory_core.validation import DEFAULT_LIMITS, Limits
 
 from .changes import ChangeWatch
@@ -85,7 +87,9 @@ class _Op:
 class MarkdownStore(VaultRefresh):
     """A Store whose memories are markdown notes in ``vault``. ``namespace`` and ``owner`` are given
     to notes that do not name theirs (a hand-written note). ``watch=False`` scans the vault at every
-    call instead of reading change events."""
+    call instead of reading change events. ``secrets``: the policy a note read from its file is
+    screened by before the index holds it (the server's, ``MCP_MEMORY_SECRETS``; ``redact`` when not
+    given), as the engine screens a write."""
 
     def __init__(
         self,
@@ -97,9 +101,11 @@ class MarkdownStore(VaultRefresh):
         watch: bool = True,
         index: IndexFactory | None = None,
         limits: Limits = DEFAULT_LIMITS,
+        secrets: SecretPolicy | None = None,
     ) -> None:
         self._vault = Path(vault).expanduser().resolve()  # a link the user chose, resolved once
         self._limits = limits
+        self._secrets = secrets if secrets is not None else SecretPolicy()
         self._namespace = namespace
         self._owner = owner
         self._create = create
@@ -378,6 +384,14 @@ class MarkdownStore(VaultRefresh):
                 f"That memory is a message of the conversation transcript {transcripts[0]}: transcripts "
                 "are read-only through mcp-memory, so nothing was written. Edit the file to change it."
             )
+        for written in rows.values():
+            if (typed := self._typed_secrets(written.path)) is not None:
+                raise StorageError(
+                    f"The note {written.path} holds {typed} typed into the file, which mcp-memory keeps as a "
+                    "placeholder: it does not write over what you typed, so nothing was written. Edit "
+                    "the file to change it (and keep the secret in a password manager or the "
+                    "environment)."
+                )
         successors = self._successors(pending)
         ops: builtins.list[_Op] = []
         planned: set[str] = set()

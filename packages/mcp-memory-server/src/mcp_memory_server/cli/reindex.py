@@ -88,6 +88,7 @@ def _index(engine: Any, *, rebuild: bool, quiet: bool, progress: Any) -> dict[st
         "removed": report.removed,
         "skipped": len(report.problems),
         "problems": [str(problem) for problem in report.problems],
+        "redacted": [str(note) for note in getattr(report, "redacted", [])],
         "other_indexes": [{"file": str(p), "bytes": p.stat().st_size if p.exists() else 0} for p in others],
     }
 
@@ -138,6 +139,14 @@ def _say(result: dict[str, Any]) -> None:
         click.echo(f"Skipped {result['skipped']} that are not memories:", err=True)
         for problem in result["problems"]:
             click.echo(f"  {problem}", err=True)
+    if result["redacted"]:
+        click.echo(
+            f"Indexed {len(result['redacted'])} with placeholders in place of secrets "
+            "(MCP_MEMORY_SECRETS=redact; the notes themselves are unchanged):",
+            err=True,
+        )
+        for note in result["redacted"]:
+            click.echo(f"  {note}", err=True)
     if result["other_indexes"]:
         files = ", ".join(
             f"{Path(item['file']).name} ({item['bytes'] / 1e6:.1f} MB)" for item in result["other_indexes"]
