@@ -8,8 +8,9 @@ plain MiniLM cosine and SQLite FTS5 bm25 over the same memories.
 
 Two sets, each store a fresh server with a fresh database (``MCP_MEMORY_DB_PATH`` in a temp dir):
 
-- ``paraphrase`` (three invented worlds, benchmarks/data/paraphrase_facts.jsonl,
-  paraphrase_facts_b.jsonl and paraphrase_facts_c.jsonl, see benchmarks/data/README.md): short facts
+- ``paraphrase`` (four invented worlds, benchmarks/data/paraphrase_facts.jsonl,
+  paraphrase_facts_b.jsonl, paraphrase_facts_c.jsonl and paraphrase_facts_d.jsonl, see
+  benchmarks/data/README.md): short facts
   as a coding agent stores them, each question paraphrasing one fact. Each world is its own store: a
   split's server holds that world's facts of the split plus its distractors (facts without
   questions). Reported per world and for all worlds together. Off-topic questions written for fact stores
@@ -79,6 +80,7 @@ WORLDS = (  # each its own store
     FACTS,
     HERE / "data" / "paraphrase_facts_b.jsonl",
     HERE / "data" / "paraphrase_facts_c.jsonl",
+    HERE / "data" / "paraphrase_facts_d.jsonl",
 )
 OFFTOPIC_FACTS = HERE / "data" / "offtopic_facts.txt"  # nothing in any world answers these
 DEPTH = 50  # the baselines rank this many; the widest call asks for this many
@@ -618,7 +620,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=Path,
         action="append",
         help="a paraphrase world's facts (.jsonl), each its own store; repeat for several "
-        "(default: the three shipped worlds)",
+        "(default: the four shipped worlds)",
     )
     parser.add_argument("--out", type=Path, default=None, help="write the tables into this markdown file")
     parser.add_argument(

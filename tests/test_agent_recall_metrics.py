@@ -80,6 +80,7 @@ def test_each_world_is_its_own_store_asked_the_fact_store_off_topic_questions() 
         "paraphrase_facts.jsonl dev",
         "paraphrase_facts_b.jsonl dev",
         "paraphrase_facts_c.jsonl dev",
+        "paraphrase_facts_d.jsonl dev",
     ]
     keys = [{item.key for item in unit.items} for unit in units]
     assert not keys[0] & keys[1]  # no memory of one world is stored with the other
