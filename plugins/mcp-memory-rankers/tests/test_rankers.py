@@ -59,7 +59,7 @@ def test_hybrid_keyword_lifts_an_exact_match():
 def test_hybrid_linear_scales_keyword_per_query():
     a = make_candidate("a", 0.5, keyword_score=10.0, keyword_rank=1)
     b = make_candidate("b", 0.5, keyword_score=5.0, keyword_rank=2)
-    settings = HybridSettings(vector_weight=0.7, keyword_weight=0.3, focus_exact_only=False, **NO_CONTEXT)
+    settings = HybridSettings(vector_weight=0.7, keyword_weight=0.3, facts_exact_only=False, **NO_CONTEXT)
     ranked = HybridRanker(settings).rank("q", [b, a], NOW)
     assert [s.score for s in ranked] == pytest.approx([0.35 + 0.3 * 10 / 11, 0.35 + 0.3 * 5 / 11])
 
@@ -84,6 +84,33 @@ def test_among_short_facts_only_an_exact_string_in_the_query_lets_words_count():
         names_exact_string("uv.lock") and names_exact_string("src/app") and names_exact_string("maxRetries")
     )
     assert not names_exact_string("Which Rust tool does the API use?")
+
+
+def test_a_weak_query_among_facts_is_ranked_by_meaning_not_a_chance_word():
+    """A paraphrase sharing no word with its fact has a weak best match, and its nearest memories
+    lie as close (the query is not focused): a word the query shares with another fact by chance
+    still does not count. A turn's words do (a conversation's turns all lie close)."""
+    right = make_candidate("CLAUDE.md is kept under 100 lines", 0.200, vector_rank=1)
+    chance = make_candidate(
+        "Petra attaches a recording to the bugs she files",
+        0.190,
+        vector_rank=2,
+        keyword_score=6.0,
+        keyword_rank=1,
+    )
+    ranker = HybridRanker(HybridSettings(**NO_CONTEXT))
+    assert not ranker._focused([right, chance], 0.200)
+    ranked = ranker.rank("How long may the assistant instruction file get?", [chance, right], NOW)
+    assert ranked[0].candidate is right and ranked[1].parts["keyword"] == 0
+    turn = make_candidate(
+        "Ann: the bugs she files come with a recording",
+        0.190,
+        vector_rank=2,
+        keyword_score=6.0,
+        keyword_rank=1,
+    )
+    ranked = ranker.rank("How long may the assistant instruction file get?", [turn, right], NOW)
+    assert {s.candidate.memory.id: s.parts["keyword"] for s in ranked}[turn.memory.id] > 0
 
 
 def test_a_facts_dropped_keyword_evidence_does_not_set_the_scale_of_a_turns():
@@ -158,18 +185,19 @@ def test_all_rankers_are_registered():
         assert pm.ranker(name).factory(None) is not None
 
 
-def _facts(word_match_similarity: float, background: float) -> list:
+def _facts(word_match_similarity: float, background: float, speaker: str = "") -> list:
     """A query's candidates: the best match by meaning (no shared word), a memory sharing an ordinary
-    word with the query, and 30 others at ``background`` similarity."""
-    best = make_candidate("The user is red-green colour-blind", 0.36, vector_rank=1)
+    word with the query, and 30 others at ``background`` similarity; turns of ``speaker`` if given."""
+    said = f"{speaker}: " if speaker else ""
+    best = make_candidate(f"{said}The user is red-green colour-blind", 0.36, vector_rank=1)
     shares_word = make_candidate(
-        "Tailwind was picked over Bootstrap",
+        f"{said}Tailwind was picked over Bootstrap",
         word_match_similarity,
         vector_rank=2,
         keyword_score=4.0,
         keyword_rank=1,
     )
-    rest = [make_candidate(f"fact {i}", background, vector_rank=3 + i) for i in range(30)]
+    rest = [make_candidate(f"{said}fact {i}", background, vector_rank=3 + i) for i in range(30)]
     return [best, shares_word, *rest]
 
 
@@ -183,6 +211,6 @@ def test_a_shared_word_does_not_outrank_meaning_among_facts():
 
 def test_keywords_still_count_where_the_vectors_cannot_tell_memories_apart():
     """Conversation turns (everything close to the query): the shared word decides."""
-    candidates = _facts(word_match_similarity=0.33, background=0.32)
+    candidates = _facts(word_match_similarity=0.33, background=0.32, speaker="Ann")
     ranked = HybridRanker().rank("pick a chart palette for them", candidates, NOW)
-    assert ranked[0].candidate.memory.content.startswith("Tailwind")
+    assert ranked[0].candidate.memory.content.startswith("Ann: Tailwind")

@@ -10,11 +10,13 @@ Two fusions, chosen by ``method``:
   similarity``; when the vector channel is focused (the query's background similarity below
   ``focus_ratio`` of its best: short facts, where meaning singles a memory out) to the power
   ``focus_gate_power``, so a shared ordinary word cannot lift a memory that is plainly about
-  something else. There, a fact (a memory without a speaker: not a turn of a conversation) gets
-  keyword evidence only for a query naming an exact string (a number or an identifier: ``E-20417``,
+  something else. A fact (a memory without a speaker: not a turn of a conversation) gets keyword
+  evidence only for a query naming an exact string (a number or an identifier: ``E-20417``,
   ``acct_1N8xQ2LkT5``, ``uv.lock``; see :func:`names_exact_string`), which a sentence embedding reads
   poorly; any other shared word, a name included, is left to the vectors, which rank short facts
-  better without it (docs/benchmarks.md, "the fifth recall step").
+  better without it (docs/benchmarks.md, "the fifth recall step"), focused or not: a paraphrase
+  that shares no word with its fact has a weak best match, and a chance word ("file" in "How long
+  may the instruction file get?" and "the bugs she files") must not decide it (the ninth session).
 - ``rrf``: reciprocal rank fusion, ``vector_weight / (k + vector_rank) + keyword_weight / (k +
   keyword_rank)``; it ignores score values entirely.
 
@@ -65,10 +67,10 @@ class HybridSettings(BaseSettings):
         ge=1,
         description="Power of the semantic gate when the vector channel is focused (1 otherwise)",
     )
-    focus_exact_only: bool = Field(
+    facts_exact_only: bool = Field(
         default=True,
-        description="When the vector channel is focused, a fact (a memory without a speaker) gets "
-        "keyword evidence only for a query naming an exact string (a number or an identifier)",
+        description="A fact (a memory without a speaker) gets keyword evidence only for a query naming "
+        "an exact string (a number or an identifier); a conversation's turns keep theirs",
     )
     neighbour_weight: float = Field(
         default=0.3,
@@ -124,9 +126,9 @@ class HybridRanker:
         gated = s.method == "linear" and s.semantic_gate and best_similarity > 0
         focused = gated and self._focused(candidates, best_similarity)
         power = s.focus_gate_power if focused else 1.0
-        if focused and s.focus_exact_only and not names_exact_string(query):
-            # Facts are ranked by meaning here: their words neither count nor set the scale the
-            # turns' words are measured against.
+        if gated and s.facts_exact_only and not names_exact_string(query):
+            # Facts are ranked by meaning: their words neither count nor set the scale the turns'
+            # words are measured against.
             facts = {c.memory.id for c in candidates if speaker_of(c.memory) is None}
             keywords = {memory_id: v for memory_id, v in keywords.items() if memory_id not in facts}
         best_keyword = max(keywords.values(), default=0.0)
