@@ -7,7 +7,15 @@ import pytest
 
 from mcp_memory_core import InvalidInputError, MemoryEngine, MemoryType
 from mcp_memory_core.filters import Filters
-from mcp_memory_core.passages import MAX_PASSAGES, leading_label, split_passages
+from mcp_memory_core.passages import (
+    MAX_PASSAGES,
+    PASSAGE_DISCOUNT,
+    discounted,
+    is_two_sentences,
+    leading_label,
+    split_passages,
+)
+from mcp_memory_core.protocols import StoreCapabilities
 from mcp_memory_rankers import SimilarityRanker
 from mcp_memory_testing import HashEmbedder, InMemoryStore
 
@@ -68,6 +76,39 @@ def test_a_sentence_of_a_long_memory_is_found_by_its_own_words(engine):
     hit = engine.search_memories("kilo lima mike november oscar", limit=1)[0]
     assert hit.memory.id == long.id
     assert hit.similarity == pytest.approx(1.0, abs=1e-5)  # the passage matched exactly
+
+
+def test_a_sentence_of_a_two_sentence_fact_counts_a_little_less_than_a_whole_fact():
+    """One short sentence alone matches loosely: a two-sentence fact found by a sentence counts it
+    PASSAGE_DISCOUNT less (never below its whole text); a single sentence, a turn of a conversation
+    and a longer memory keep their similarity."""
+    two = "Alpha bravo charlie delta. Echo foxtrot golf hotel."
+    assert is_two_sentences(two) and not is_two_sentences("Echo foxtrot golf hotel.")
+    assert not is_two_sentences(two + " India juliet kilo lima.") and not is_two_sentences("Echo. Foxtrot.")
+    assert discounted(0.9, 0.5) == pytest.approx(0.9 - PASSAGE_DISCOUNT)
+    assert discounted(0.52, 0.5) == 0.5 and discounted(0.4, 0.5) == 0.4
+    for content, expected in [
+        (two, 1.0 - PASSAGE_DISCOUNT),
+        ("Ann: " + two, 1.0),  # a turn ("Ann: Echo foxtrot golf hotel." is its sentence)
+        (two + " India juliet kilo lima.", 1.0),  # three sentences: the sentence is what is found
+    ]:
+        engine = MemoryEngine(InMemoryStore(), HashEmbedder(), SimilarityRanker())
+        stored = engine.store_memory(content).memory
+        query = "Ann: Echo foxtrot golf hotel." if content.startswith("Ann") else "Echo foxtrot golf hotel."
+        [hit] = engine.search_memories(query, limit=1)
+        assert hit.memory.id == stored.id and hit.similarity == pytest.approx(expected, abs=1e-5), content
+
+
+def test_a_store_that_cannot_read_its_vectors_back_keeps_the_sentences_similarity():
+    class Opaque(InMemoryStore):
+        @property
+        def capabilities(self) -> StoreCapabilities:
+            return StoreCapabilities(keyword_search=True, concurrent_processes=False, read_vectors=False)
+
+    engine = MemoryEngine(Opaque(), HashEmbedder(), SimilarityRanker())
+    engine.store_memory("Alpha bravo charlie delta. Echo foxtrot golf hotel.")
+    [hit] = engine.search_memories("Echo foxtrot golf hotel.", limit=1)
+    assert hit.similarity == pytest.approx(1.0, abs=1e-5)
 
 
 def test_candidates_carry_both_channels():

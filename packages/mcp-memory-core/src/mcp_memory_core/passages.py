@@ -9,6 +9,14 @@ A memory that opens with a short label ("Caroline: …", "Project Atlas: …", "
 what all its sentences are about; each passage carries that label, so "Deploys are on Fridays." from
 "Project Atlas: Uses Postgres. Deploys are on Fridays." is embedded as "Project Atlas: Deploys are on
 Fridays.".
+
+A sentence of a two-sentence fact (a memory without a speaker) counts at its similarity minus
+``PASSAGE_DISCOUNT`` where it beats the fact's whole text (:func:`discounted`): one short sentence
+alone matches loosely ("Avoid booking meetings after 6." for "Should I start a voice chat?"), and a
+two-sentence fact must not outrank a one-sentence answer by half of itself. A longer memory's
+sentences keep their full similarity (its whole text is diluted: the sentence is what a question
+finds), and so do a conversation's turns (a question targets one sentence of a turn, and its label
+carries whom it is about).
 """
 
 from __future__ import annotations
@@ -20,6 +28,9 @@ DEFAULT_PASSAGE_BACKLOG = 256  # at most this many memories wait for theirs; pas
 DEFAULT_FILL_IDLE_SECONDS = 0.1  # the filler runs once callers' embeddings have been quiet this long
 MAX_PASSAGES = 16  # sentences beyond this are merged into windows, so a long memory costs at most 17 vectors
 MIN_WORDS = 3  # "Thanks!" or "Yes." carries no meaning of its own
+# Chosen on the paraphrase worlds' dev halves (docs/benchmarks.md, "the sixth recall step"): 0.03-0.08
+# give the same rank-1; 0.12 starts to empty answers.
+PASSAGE_DISCOUNT = 0.05
 
 _SENTENCE_END = re.compile(r"(?<=[.!?…。！？])\s+|\n+")
 _LABEL = re.compile(r"^\s*([^:\n]{1,40}?):\s+\S")
@@ -51,3 +62,15 @@ def split_passages(text: str) -> list[str]:
     if label is not None:
         sentences = [s if s.startswith(f"{label}:") else f"{label}: {s}" for s in sentences]
     return [text, *sentences]
+
+
+def is_two_sentences(text: str) -> bool:
+    """Whether ``text`` is embedded as its whole and two sentences (a cheap test first: a sentence
+    end before its last character)."""
+    return _SENTENCE_END.search(text.rstrip()) is not None and len(split_passages(text)) == 3
+
+
+def discounted(similarity: float, whole: float) -> float:
+    """A fact's similarity when its best match is one of its sentences (``similarity``) and its whole
+    text scores ``whole``: the sentence counts ``PASSAGE_DISCOUNT`` less, never below the whole text."""
+    return similarity if similarity <= whole else max(whole, similarity - PASSAGE_DISCOUNT)

@@ -11,11 +11,15 @@ import math
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
+import numpy as np
+import numpy.typing as npt
+
 from ..errors import InvalidInputError, StorageError
 from ..filters import Filters
 from ..limits import MAX_TOKEN_BUDGET
 from ..models import Candidate, Memory, MemoryFilter, ScoredCandidate, SearchHit, SearchResults
-from ..protocols import TokenCounting, Vector
+from ..passages import discounted, is_two_sentences
+from ..protocols import TokenCounting, Vector, VectorReading
 from ..recall import Recall, approximate_tokens, pack
 from ..scope import Scope
 from ..turns import speaker_of
@@ -26,6 +30,10 @@ from .maintenance import Maintenance
 from .passage_filler import PassageFiller
 
 log = logging.getLogger(__name__)
+
+# The vector channel's leading candidates whose sentences are discounted (passages.PASSAGE_DISCOUNT):
+# reading every candidate's vectors back cost 2.4 ms a search in a store of two-sentence facts.
+DISCOUNT_DEPTH = 10
 
 # What a search ranks does not depend on its limit (up to SEARCH_POOL): the top 5 of limit=5 are the
 # top 5 of limit=50. Chosen on LoCoMo dev against the latency of the search at 1k and 100k.
@@ -57,7 +65,7 @@ class SearchPipeline:
         self._passages.finish()
         vector = basis.embeddings.embed_query(query)
         where = basis.scoped(filters.where(None, include_superseded=True), scope, namespaces)
-        candidates = self._gather(query, vector, limit, where, scope)
+        candidates = self._discount_fact_sentences(vector, self._gather(query, vector, limit, where, scope))
         candidates = self._with_neighbours(vector, candidates, limit, where, scope)
         now = basis.clock()
         ranked = basis.ranker.rank(query, candidates, now)
@@ -184,6 +192,37 @@ class SearchPipeline:
         ids = frozenset(members) if where.ids is None else frozenset(members) & where.ids
         around = dataclasses.replace(where, ids=ids)
         return _best_per_head(self._basis.store.knn(vector, len(members), around), members)
+
+    def _discount_fact_sentences(self, vector: Vector, candidates: list[Candidate]) -> list[Candidate]:
+        """Each two-sentence fact matched by one of its sentences rather than its whole text counts
+        that sentence :data:`~..passages.PASSAGE_DISCOUNT` less (:func:`~..passages.discounted`).
+        Not a turn, not a longer memory (see :mod:`..passages`), only among the vector channel's
+        first ``DISCOUNT_DEPTH`` (those a sentence could lift to the top), and only where the store
+        reads its vectors back (one read for the candidates it concerns)."""
+        store = self._basis.store
+        if not store.capabilities.read_vectors or not isinstance(store, VectorReading):
+            return candidates
+        facts = {
+            c.memory.id
+            for c in candidates
+            if c.vector_similarity is not None
+            and c.vector_rank is not None
+            and c.vector_rank <= DISCOUNT_DEPTH
+            and c.matched_id == c.memory.id
+            and speaker_of(c.memory) is None
+            and is_two_sentences(c.memory.content)
+        }
+        if not facts:
+            return candidates
+        rows = store.vectors(sorted(facts))
+        out = []
+        for c in candidates:
+            found = rows.get(c.memory.id) if c.memory.id in facts else None
+            if found is not None and len(found) > 1 and c.vector_similarity is not None:
+                whole = _cosine(np.asarray(found[0], dtype=np.float32), np.asarray(vector, dtype=np.float32))
+                c = dataclasses.replace(c, vector_similarity=discounted(c.vector_similarity, whole))
+            out.append(c)
+        return out
 
     def _with_neighbours(
         self,
@@ -315,6 +354,11 @@ def _linked(
             else dataclasses.replace(c, previous_id=before, next_id=after)
         )
     return out
+
+
+def _cosine(a: npt.NDArray[np.float32], b: npt.NDArray[np.float32]) -> float:
+    norms = float(np.linalg.norm(a) * np.linalg.norm(b))
+    return float(np.dot(a, b)) / norms if norms > 0 else 0.0
 
 
 def _best_per_head(
