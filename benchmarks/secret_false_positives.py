@@ -21,6 +21,7 @@ SETS = (
     "paraphrase_facts.jsonl",
     "paraphrase_facts_b.jsonl",
     "paraphrase_facts_c.jsonl",
+    "paraphrase_facts_d.jsonl",
     "tidy_set.jsonl",
     "dedup_pairs.jsonl",
 )
