@@ -12,8 +12,9 @@ files leaves nothing; between the files and the commit, the next ``refresh`` rea
 (the truth) into the index. A file is never replaced or removed when it changed on disk since the
 index read it: the write is refused (:class:`~mcp_memory_core.errors.EditConflictError`) and nothing is
 written. Nor is a note whose file holds a secret a person typed, which the index keeps as a
-placeholder (:meth:`~.refresh.VaultRefresh._typed_secrets`): the write is refused, naming it. Old versions and deleted memories move to ``Archive/``; a new version takes over its
-predecessor's file, so a note keeps its place and name.
+placeholder (:meth:`~.refresh.VaultRefresh._typed_secrets`): the write is refused, naming it. Old
+versions and deleted memories move to ``Archive/``; a new version takes over its predecessor's file,
+so a note keeps its place and name.
 
 Reads go to the index after ``refresh(embed)``, which the engine calls before every call: the paths
 that changed since the previous call (inotify on Linux, a scan elsewhere) are read, malformed notes
