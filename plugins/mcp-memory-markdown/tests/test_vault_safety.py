@@ -729,3 +729,17 @@ def test_mcp_memory_never_writes_placeholders_over_a_typed_secret(engine) -> Non
         secret.id, "The deploy user's key lives in 1Password."
     )  # the secret is gone: writable
     assert "1Password" in note.read_text(encoding="utf-8")
+
+
+def test_a_secret_in_a_notes_name_or_aliases_is_not_in_the_title_row_either(engine) -> None:  # type: ignore[no-untyped-def]
+    engine, store = engine
+    (store.vault / "Concepts").mkdir()
+    (store.vault / "Concepts" / "deploy.md").write_text(
+        f"---\nname: key {AWS_ID}\naliases: [k {AWS_ID}]\n---\nThe deploy key.\n", encoding="utf-8"
+    )
+    [memory] = engine.list_memories(limit=10).memories
+    assert memory.metadata == {"name": "key [REDACTED:aws-key]", "aliases": ["k [REDACTED:aws-key]"]}
+    [hit] = engine.search("key", 5).hits  # found by its title row, which says the placeholder
+    assert hit.memory.id == memory.id
+    engine.close()
+    assert AWS_ID.encode() not in index_bytes(store)

@@ -118,7 +118,7 @@ def heading_of(memory: Memory, title: str, *, hand_written: bool) -> str:
     """The title row embedded beside a note's content, so a search for its name or an alias finds
     it: for a hand-written note (its file name is its title) and for a note with a ``name`` or
     ``aliases`` property; '' for the others (their file name is their first words)."""
-    aliases = _aliases(memory.metadata.get("aliases"))
+    aliases = aliases_of(memory.metadata.get("aliases"))
     name = memory.metadata.get("name")
     if not (hand_written or aliases or (isinstance(name, str) and name.strip())):
         return ""
@@ -279,7 +279,7 @@ def parse_note(
     return Note(
         memory=memory,
         title=title_of(memory, relative_path),
-        aliases=_aliases(front.get("aliases")),
+        aliases=aliases_of(front.get("aliases")),
         hand_written=hand_written,
     )
 
@@ -412,7 +412,8 @@ def parse_tags(value: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys(tag for tag in tags if tag))
 
 
-def _aliases(value: Any) -> tuple[str, ...]:
+def aliases_of(value: Any) -> tuple[str, ...]:
+    """The ``aliases`` property's names (one string or a list of them)."""
     items = [value] if isinstance(value, str) else value if isinstance(value, list) else []
     return tuple(str(item).strip() for item in items if item is not None and str(item).strip())
 

@@ -35,9 +35,11 @@ from .notes import (
     TRANSCRIPT_MESSAGES,
     MalformedNote,
     Note,
+    aliases_of,
     content_hash,
     note_bytes,
     parse_note,
+    title_of,
     transcript_bytes,
 )
 from .threads import file_of, is_message, is_thread_file, parse_thread
@@ -500,7 +502,14 @@ class VaultRefresh:
         }
         if screened.tags is not None:
             update["tags"] = screened.tags
-        return replace(note, memory=memory.model_copy(update=update))
+        redacted = memory.model_copy(update=update)
+        if is_message(path):  # a message has no title row
+            return replace(note, memory=redacted)
+        # The title row (``name`` and ``aliases``) is read from the redacted properties too.
+        title = title_of(redacted, path)
+        return replace(
+            note, memory=redacted, title=title, aliases=aliases_of(redacted.metadata.get("aliases"))
+        )
 
     def _typed_secrets(self, path: str) -> str | None:
         """The secrets the note at ``path`` holds as its file says (``an AWS access key in content``),
