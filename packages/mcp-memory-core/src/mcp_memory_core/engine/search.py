@@ -12,7 +12,6 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 import numpy as np
-import numpy.typing as npt
 
 from ..errors import InvalidInputError, StorageError
 from ..filters import Filters
@@ -24,6 +23,7 @@ from ..recall import Recall, approximate_tokens, pack
 from ..scope import Scope
 from ..turns import speaker_of
 from ..validation import MAX_KNN_K, MAX_SEARCH_LIMIT, validate_limit
+from ..vector_math import cosines
 from .basis import EngineBasis
 from .chains import Chains
 from .maintenance import Maintenance
@@ -202,7 +202,7 @@ class SearchPipeline:
         store = self._basis.store
         if not store.capabilities.read_vectors or not isinstance(store, VectorReading):
             return candidates
-        facts = {
+        facts = [  # one candidate a head: no id twice
             c.memory.id
             for c in candidates
             if c.vector_similarity is not None
@@ -211,18 +211,20 @@ class SearchPipeline:
             and c.matched_id == c.memory.id
             and speaker_of(c.memory) is None
             and is_two_sentences(c.memory.content)
-        }
-        if not facts:
+        ]
+        rows = store.vectors(facts) if facts else {}
+        found = [memory_id for memory_id in facts if len(rows.get(memory_id, ())) > 1]
+        if not found:
             return candidates
-        rows = store.vectors(sorted(facts))
-        out = []
-        for c in candidates:
-            found = rows.get(c.memory.id) if c.memory.id in facts else None
-            if found is not None and len(found) > 1 and c.vector_similarity is not None:
-                whole = _cosine(np.asarray(found[0], dtype=np.float32), np.asarray(vector, dtype=np.float32))
-                c = dataclasses.replace(c, vector_similarity=discounted(c.vector_similarity, whole))
-            out.append(c)
-        return out
+        wholes = dict(
+            zip(found, cosines(np.stack([rows[i][0] for i in found]), vector).tolist(), strict=True)
+        )
+        return [
+            dataclasses.replace(c, vector_similarity=discounted(c.vector_similarity, wholes[c.memory.id]))
+            if c.memory.id in wholes and c.vector_similarity is not None
+            else c
+            for c in candidates
+        ]
 
     def _with_neighbours(
         self,
@@ -354,11 +356,6 @@ def _linked(
             else dataclasses.replace(c, previous_id=before, next_id=after)
         )
     return out
-
-
-def _cosine(a: npt.NDArray[np.float32], b: npt.NDArray[np.float32]) -> float:
-    norms = float(np.linalg.norm(a) * np.linalg.norm(b))
-    return float(np.dot(a, b)) / norms if norms > 0 else 0.0
 
 
 def _best_per_head(

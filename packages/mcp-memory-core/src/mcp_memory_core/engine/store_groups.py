@@ -32,6 +32,7 @@ from ..gathering import Gathering, Ticket
 from ..models import Memory, SimilarMemory, StoreOutcome
 from ..protocols import Store
 from ..scope import Scope
+from ..vector_math import cosines
 from .passage_filler import Embedded
 
 log = logging.getLogger(__name__)
@@ -139,8 +140,5 @@ def _answer_depends_on(new: NewMemory, written: list[NewMemory], threshold: floa
     content = normalize_content(new.fields["content"])
     if any(normalize_content(w.fields["content"]) == content for w in written):
         return True
-    earlier = np.stack([w.embedded.vectors[0] for w in written]).astype(np.float32)
-    mine = np.asarray(new.embedded.vectors[0], dtype=np.float32)
-    norms = np.linalg.norm(earlier, axis=1) * float(np.linalg.norm(mine))
-    similarity = earlier @ mine / np.where(norms > 0, norms, 1.0)
-    return bool(np.any(similarity >= threshold))
+    earlier = np.stack([w.embedded.vectors[0] for w in written])
+    return bool(np.any(cosines(earlier, new.embedded.vectors[0]) >= threshold))
