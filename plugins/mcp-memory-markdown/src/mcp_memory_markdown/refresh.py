@@ -227,17 +227,8 @@ class VaultRefresh:
             if row is not None and row.sha256 == sha and not self._reread:
                 touch.append(Indexed(path, row.memory_id, stamp, sha, row.heading))
                 continue
-            mtime = dt.datetime.fromtimestamp(stamp.mtime_ns / 1e9, dt.UTC)
             try:
-                note = parse_note(
-                    raw,
-                    path,
-                    mtime=mtime,
-                    namespace=self._namespace,
-                    owner=self._owner,
-                    hand_id=self._ids.id_of(path),
-                    limits=self._limits,
-                )
+                note = self._parse(raw, path, dt.datetime.fromtimestamp(stamp.mtime_ns / 1e9, dt.UTC))
             except MalformedNote as exc:
                 self._report(path, stamp, str(exc), report)
                 continue
@@ -302,6 +293,19 @@ class VaultRefresh:
             reason = f"it cannot be read ({exc.strerror or exc})"
         self._report(path, stamp, reason, report)
         return None
+
+    def _parse(self, raw: bytes, path: str, mtime: dt.datetime) -> Note:
+        """The note at ``path`` (its bytes ``raw``) as a memory of this vault: a note that names no
+        namespace, owner or id gets the vault's (``mtime``: its dates when it names none)."""
+        return parse_note(
+            raw,
+            path,
+            mtime=mtime,
+            namespace=self._namespace,
+            owner=self._owner,
+            hand_id=self._ids.id_of(path),
+            limits=self._limits,
+        )
 
     def _read_transcript(
         self,
@@ -520,15 +524,7 @@ class VaultRefresh:
             return None
         try:
             raw, _ = read_file(self._vault, path, note_bytes(self._limits))
-            note = parse_note(
-                raw,
-                path,
-                mtime=dt.datetime.now(dt.UTC),
-                namespace=self._namespace,
-                owner=self._owner,
-                hand_id=self._ids.id_of(path),
-                limits=self._limits,
-            )
+            note = self._parse(raw, path, dt.datetime.now(dt.UTC))
         except (OSError, LinkInVault, TooLarge, NotRegular, MalformedNote):
             return None
         memory = note.memory
